@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * IBA base transport opcodes and the per-opcode header layout table.
+ */
+#ifndef SROCE_WIRE_OPCODE_H
+#define SROCE_WIRE_OPCODE_H
+
+#include "sroce/wire/types.h"
+
+/* Transport prefix (opcode bits 7:5). */
+#define SROCE_OP_RC		0x00
+#define SROCE_OP_UC		0x20
+#define SROCE_OP_RD		0x40
+#define SROCE_OP_UD		0x60
+#define SROCE_OP_CNP_BASE	0x80
+#define SROCE_OP_XRC		0xa0
+
+/* Operation (opcode bits 4:0), shared by the transports that support it. */
+#define SROCE_OPX_SEND_FIRST				0x00
+#define SROCE_OPX_SEND_MIDDLE				0x01
+#define SROCE_OPX_SEND_LAST				0x02
+#define SROCE_OPX_SEND_LAST_WITH_IMMEDIATE		0x03
+#define SROCE_OPX_SEND_ONLY				0x04
+#define SROCE_OPX_SEND_ONLY_WITH_IMMEDIATE		0x05
+#define SROCE_OPX_RDMA_WRITE_FIRST			0x06
+#define SROCE_OPX_RDMA_WRITE_MIDDLE			0x07
+#define SROCE_OPX_RDMA_WRITE_LAST			0x08
+#define SROCE_OPX_RDMA_WRITE_LAST_WITH_IMMEDIATE	0x09
+#define SROCE_OPX_RDMA_WRITE_ONLY			0x0a
+#define SROCE_OPX_RDMA_WRITE_ONLY_WITH_IMMEDIATE	0x0b
+#define SROCE_OPX_RDMA_READ_REQUEST			0x0c
+#define SROCE_OPX_RDMA_READ_RESPONSE_FIRST		0x0d
+#define SROCE_OPX_RDMA_READ_RESPONSE_MIDDLE		0x0e
+#define SROCE_OPX_RDMA_READ_RESPONSE_LAST		0x0f
+#define SROCE_OPX_RDMA_READ_RESPONSE_ONLY		0x10
+#define SROCE_OPX_ACKNOWLEDGE				0x11
+#define SROCE_OPX_ATOMIC_ACKNOWLEDGE			0x12
+#define SROCE_OPX_COMPARE_SWAP				0x13
+#define SROCE_OPX_FETCH_ADD				0x14
+#define SROCE_OPX_RESYNC				0x15
+#define SROCE_OPX_SEND_LAST_WITH_INVALIDATE		0x16
+#define SROCE_OPX_SEND_ONLY_WITH_INVALIDATE		0x17
+#define SROCE_OPX_FLUSH					0x1c
+#define SROCE_OPX_ATOMIC_WRITE				0x1d
+
+enum sroce_opcode {
+	/* RC */
+	SROCE_OP_RC_SEND_FIRST				= 0x00,
+	SROCE_OP_RC_SEND_MIDDLE				= 0x01,
+	SROCE_OP_RC_SEND_LAST				= 0x02,
+	SROCE_OP_RC_SEND_LAST_WITH_IMMEDIATE		= 0x03,
+	SROCE_OP_RC_SEND_ONLY				= 0x04,
+	SROCE_OP_RC_SEND_ONLY_WITH_IMMEDIATE		= 0x05,
+	SROCE_OP_RC_RDMA_WRITE_FIRST			= 0x06,
+	SROCE_OP_RC_RDMA_WRITE_MIDDLE			= 0x07,
+	SROCE_OP_RC_RDMA_WRITE_LAST			= 0x08,
+	SROCE_OP_RC_RDMA_WRITE_LAST_WITH_IMMEDIATE	= 0x09,
+	SROCE_OP_RC_RDMA_WRITE_ONLY			= 0x0a,
+	SROCE_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE	= 0x0b,
+	SROCE_OP_RC_RDMA_READ_REQUEST			= 0x0c,
+	SROCE_OP_RC_RDMA_READ_RESPONSE_FIRST		= 0x0d,
+	SROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE		= 0x0e,
+	SROCE_OP_RC_RDMA_READ_RESPONSE_LAST		= 0x0f,
+	SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY		= 0x10,
+	SROCE_OP_RC_ACKNOWLEDGE				= 0x11,
+	SROCE_OP_RC_ATOMIC_ACKNOWLEDGE			= 0x12,
+	SROCE_OP_RC_COMPARE_SWAP			= 0x13,
+	SROCE_OP_RC_FETCH_ADD				= 0x14,
+	SROCE_OP_RC_SEND_LAST_WITH_INVALIDATE		= 0x16,
+	SROCE_OP_RC_SEND_ONLY_WITH_INVALIDATE		= 0x17,
+	SROCE_OP_RC_FLUSH				= 0x1c,
+	SROCE_OP_RC_ATOMIC_WRITE			= 0x1d,
+
+	/* UC */
+	SROCE_OP_UC_SEND_FIRST				= 0x20,
+	SROCE_OP_UC_SEND_MIDDLE				= 0x21,
+	SROCE_OP_UC_SEND_LAST				= 0x22,
+	SROCE_OP_UC_SEND_LAST_WITH_IMMEDIATE		= 0x23,
+	SROCE_OP_UC_SEND_ONLY				= 0x24,
+	SROCE_OP_UC_SEND_ONLY_WITH_IMMEDIATE		= 0x25,
+	SROCE_OP_UC_RDMA_WRITE_FIRST			= 0x26,
+	SROCE_OP_UC_RDMA_WRITE_MIDDLE			= 0x27,
+	SROCE_OP_UC_RDMA_WRITE_LAST			= 0x28,
+	SROCE_OP_UC_RDMA_WRITE_LAST_WITH_IMMEDIATE	= 0x29,
+	SROCE_OP_UC_RDMA_WRITE_ONLY			= 0x2a,
+	SROCE_OP_UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE	= 0x2b,
+
+	/* RD */
+	SROCE_OP_RD_SEND_FIRST				= 0x40,
+	SROCE_OP_RD_SEND_MIDDLE				= 0x41,
+	SROCE_OP_RD_SEND_LAST				= 0x42,
+	SROCE_OP_RD_SEND_LAST_WITH_IMMEDIATE		= 0x43,
+	SROCE_OP_RD_SEND_ONLY				= 0x44,
+	SROCE_OP_RD_SEND_ONLY_WITH_IMMEDIATE		= 0x45,
+	SROCE_OP_RD_RDMA_WRITE_FIRST			= 0x46,
+	SROCE_OP_RD_RDMA_WRITE_MIDDLE			= 0x47,
+	SROCE_OP_RD_RDMA_WRITE_LAST			= 0x48,
+	SROCE_OP_RD_RDMA_WRITE_LAST_WITH_IMMEDIATE	= 0x49,
+	SROCE_OP_RD_RDMA_WRITE_ONLY			= 0x4a,
+	SROCE_OP_RD_RDMA_WRITE_ONLY_WITH_IMMEDIATE	= 0x4b,
+	SROCE_OP_RD_RDMA_READ_REQUEST			= 0x4c,
+	SROCE_OP_RD_RDMA_READ_RESPONSE_FIRST		= 0x4d,
+	SROCE_OP_RD_RDMA_READ_RESPONSE_MIDDLE		= 0x4e,
+	SROCE_OP_RD_RDMA_READ_RESPONSE_LAST		= 0x4f,
+	SROCE_OP_RD_RDMA_READ_RESPONSE_ONLY		= 0x50,
+	SROCE_OP_RD_ACKNOWLEDGE				= 0x51,
+	SROCE_OP_RD_ATOMIC_ACKNOWLEDGE			= 0x52,
+	SROCE_OP_RD_COMPARE_SWAP			= 0x53,
+	SROCE_OP_RD_FETCH_ADD				= 0x54,
+	SROCE_OP_RD_RESYNC				= 0x55,
+
+	/* UD */
+	SROCE_OP_UD_SEND_ONLY				= 0x64,
+	SROCE_OP_UD_SEND_ONLY_WITH_IMMEDIATE		= 0x65,
+
+	/* RoCEv2 congestion notification packet */
+	SROCE_OP_CNP					= 0x81,
+
+	/* XRC */
+	SROCE_OP_XRC_SEND_FIRST				= 0xa0,
+	SROCE_OP_XRC_SEND_MIDDLE			= 0xa1,
+	SROCE_OP_XRC_SEND_LAST				= 0xa2,
+	SROCE_OP_XRC_SEND_LAST_WITH_IMMEDIATE		= 0xa3,
+	SROCE_OP_XRC_SEND_ONLY				= 0xa4,
+	SROCE_OP_XRC_SEND_ONLY_WITH_IMMEDIATE		= 0xa5,
+	SROCE_OP_XRC_RDMA_WRITE_FIRST			= 0xa6,
+	SROCE_OP_XRC_RDMA_WRITE_MIDDLE			= 0xa7,
+	SROCE_OP_XRC_RDMA_WRITE_LAST			= 0xa8,
+	SROCE_OP_XRC_RDMA_WRITE_LAST_WITH_IMMEDIATE	= 0xa9,
+	SROCE_OP_XRC_RDMA_WRITE_ONLY			= 0xaa,
+	SROCE_OP_XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE	= 0xab,
+	SROCE_OP_XRC_RDMA_READ_REQUEST			= 0xac,
+	SROCE_OP_XRC_RDMA_READ_RESPONSE_FIRST		= 0xad,
+	SROCE_OP_XRC_RDMA_READ_RESPONSE_MIDDLE		= 0xae,
+	SROCE_OP_XRC_RDMA_READ_RESPONSE_LAST		= 0xaf,
+	SROCE_OP_XRC_RDMA_READ_RESPONSE_ONLY		= 0xb0,
+	SROCE_OP_XRC_ACKNOWLEDGE			= 0xb1,
+	SROCE_OP_XRC_ATOMIC_ACKNOWLEDGE			= 0xb2,
+	SROCE_OP_XRC_COMPARE_SWAP			= 0xb3,
+	SROCE_OP_XRC_FETCH_ADD				= 0xb4,
+	SROCE_OP_XRC_SEND_LAST_WITH_INVALIDATE		= 0xb6,
+	SROCE_OP_XRC_SEND_ONLY_WITH_INVALIDATE		= 0xb7,
+};
+
+#define SROCE_NUM_OPCODE	256
+
+/*
+ * Header indices. The enum order is NOT the wire order (FETH was added
+ * later); see sroce_hdr_wire_order in opcode.c.
+ */
+enum sroce_hdr_type {
+	SROCE_HDR_BTH,
+	SROCE_HDR_RDETH,
+	SROCE_HDR_DETH,
+	SROCE_HDR_XRCETH,
+	SROCE_HDR_RETH,
+	SROCE_HDR_ATMETH,
+	SROCE_HDR_AETH,
+	SROCE_HDR_ATMACK,
+	SROCE_HDR_IMMDT,
+	SROCE_HDR_IETH,
+	SROCE_HDR_FETH,
+	SROCE_HDR_PAYLOAD,
+	SROCE_NUM_HDR
+};
+
+/* Header sizes in bytes. */
+#define SROCE_BTH_BYTES		12
+#define SROCE_RDETH_BYTES	4
+#define SROCE_DETH_BYTES	8
+#define SROCE_XRCETH_BYTES	4
+#define SROCE_RETH_BYTES	16
+#define SROCE_ATMETH_BYTES	28
+#define SROCE_AETH_BYTES	4
+#define SROCE_ATMACK_BYTES	8
+#define SROCE_IMMDT_BYTES	4
+#define SROCE_IETH_BYTES	4
+#define SROCE_FETH_BYTES	4
+#define SROCE_ICRC_BYTES	4
+/* Longest BTH + extension header chain (RD atomic: BTH+RDETH+DETH+AtomicETH). */
+#define SROCE_MAX_HDR_BYTES	52
+
+/* Header presence bits: (1 << SROCE_HDR_x). */
+#define SROCE_M_BTH		(1u << SROCE_HDR_BTH)
+#define SROCE_M_RDETH		(1u << SROCE_HDR_RDETH)
+#define SROCE_M_DETH		(1u << SROCE_HDR_DETH)
+#define SROCE_M_XRCETH		(1u << SROCE_HDR_XRCETH)
+#define SROCE_M_RETH		(1u << SROCE_HDR_RETH)
+#define SROCE_M_ATMETH		(1u << SROCE_HDR_ATMETH)
+#define SROCE_M_AETH		(1u << SROCE_HDR_AETH)
+#define SROCE_M_ATMACK		(1u << SROCE_HDR_ATMACK)
+#define SROCE_M_IMMDT		(1u << SROCE_HDR_IMMDT)
+#define SROCE_M_IETH		(1u << SROCE_HDR_IETH)
+#define SROCE_M_FETH		(1u << SROCE_HDR_FETH)
+/* Opcode may carry a payload (zero-length payload is still legal). */
+#define SROCE_M_PAYLOAD		(1u << SROCE_HDR_PAYLOAD)
+
+/* Semantic bits. */
+#define SROCE_M_REQ		(1u << 12)	/* requester -> responder */
+#define SROCE_M_RESP		(1u << 13)	/* responder -> requester */
+#define SROCE_M_FIRST		(1u << 14)
+#define SROCE_M_MIDDLE		(1u << 15)
+#define SROCE_M_LAST		(1u << 16)
+#define SROCE_M_ONLY		(SROCE_M_FIRST | SROCE_M_LAST)
+#define SROCE_M_SEND		(1u << 17)
+#define SROCE_M_WRITE		(1u << 18)	/* RDMA WRITE (not ATOMIC WRITE) */
+#define SROCE_M_READ		(1u << 19)	/* read request and read responses */
+#define SROCE_M_ATOMIC		(1u << 20)	/* CMP_SWAP / FETCH_ADD and their ACK */
+#define SROCE_M_ACK		(1u << 21)	/* ACKNOWLEDGE / ATOMIC ACKNOWLEDGE */
+#define SROCE_M_RC		(1u << 22)
+#define SROCE_M_UC		(1u << 23)
+#define SROCE_M_RD		(1u << 24)
+#define SROCE_M_UD		(1u << 25)
+#define SROCE_M_XRC		(1u << 26)
+/* This packet completes a receive WQE (last/only send, write-with-imm). */
+#define SROCE_M_COMP_RECV	(1u << 27)
+#define SROCE_M_FLUSH		(1u << 28)
+#define SROCE_M_ATOMIC_WRITE	(1u << 29)
+#define SROCE_M_CNP		(1u << 30)
+#define SROCE_M_RESYNC		(1u << 31)
+#define SROCE_M_INV		SROCE_M_IETH
+#define SROCE_M_IMM		SROCE_M_IMMDT
+
+#define SROCE_M_HDRS		((1u << SROCE_NUM_HDR) - 1)
+
+struct sroce_opcode_info {
+	const char *name;
+	u32 mask;
+	u8 hdr_len;	/* BTH through the last extension header, bytes */
+	u8 offset[SROCE_NUM_HDR];	/* from BTH start; valid if in mask */
+};
+
+/* NULL for unknown or unsupported opcodes. */
+const struct sroce_opcode_info *sroce_opcode_info(u8 opcode);
+
+static inline const char *sroce_opcode_name(u8 opcode)
+{
+	const struct sroce_opcode_info *info = sroce_opcode_info(opcode);
+
+	return info ? info->name : "UNKNOWN";
+}
+
+#endif /* SROCE_WIRE_OPCODE_H */
