@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * 24-bit packet sequence number arithmetic (modulo 2^24).
+ */
+#ifndef SROCE_WIRE_PSN_H
+#define SROCE_WIRE_PSN_H
+
+#include "sroce/wire/types.h"
+
+#define SROCE_PSN_MASK		0xffffffu
+#define SROCE_PSN_HALF		0x800000u
+
+static inline u32 sroce_psn_add(u32 psn, u32 n)
+{
+	return (psn + n) & SROCE_PSN_MASK;
+}
+
+/* a - b as a signed distance in [-2^23, 2^23). */
+static inline s32 sroce_psn_diff(u32 a, u32 b)
+{
+	u32 d = (a - b) & SROCE_PSN_MASK;
+
+	return d >= SROCE_PSN_HALF ? (s32)d - (s32)(SROCE_PSN_MASK + 1) :
+				     (s32)d;
+}
+
+static inline bool sroce_psn_before(u32 a, u32 b)
+{
+	return sroce_psn_diff(a, b) < 0;
+}
+
+static inline bool sroce_psn_after(u32 a, u32 b)
+{
+	return sroce_psn_diff(a, b) > 0;
+}
+
+/* psn lies in [start, start + n) modulo 2^24; n <= 2^24. */
+static inline bool sroce_psn_in_window(u32 psn, u32 start, u32 n)
+{
+	return ((psn - start) & SROCE_PSN_MASK) < n;
+}
+
+#endif /* SROCE_WIRE_PSN_H */
