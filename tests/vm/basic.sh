@@ -1,0 +1,253 @@
+#!/bin/bash
+# Basic suite for a soft-RoCE device, run INSIDE the test VM (see tests/vm/run-suite).
+#
+# Parameterised so the same tests run against the kernel's rdma_rxe:
+#   SROCE_DRV=sroce (default): module sroce (from $SROCE_KO, default <repo>/sroce.ko,
+#                              installed into /lib/modules/$(uname -r)/extra + depmod),
+#                              rdma link type "sroce", device sroce0
+#   SROCE_DRV=rxe:             module rdma_rxe, link type "rxe", device rxe0
+# SROCE_NETDEV (default eth0) is the netdev the device is bound to.
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=${SVM_REPO:-$(cd "$HERE/../.." && pwd)}
+# shellcheck source=tests/vm/lib.sh
+. "$HERE/lib.sh"
+
+SROCE_DRV=${SROCE_DRV:-sroce}
+NETDEV=${SROCE_NETDEV:-eth0}
+case $SROCE_DRV in
+sroce) MOD=sroce LTYPE=sroce DEV=sroce0 KO=${SROCE_KO:-$REPO/sroce.ko} ;;
+rxe) MOD=rdma_rxe LTYPE=rxe DEV=rxe0 KO= ;;
+*) echo "unknown SROCE_DRV=$SROCE_DRV" >&2; exit 2 ;;
+esac
+# Fast paths under TCG: small, bounded iteration counts.
+PP_ITERS=${PP_ITERS:-50}
+PERF_ITERS=${PERF_ITERS:-20}
+
+ib_dir() { echo "/sys/class/infiniband/$DEV"; }
+mod_loaded() { [[ -d /sys/module/$MOD ]]; }
+link_present() { "$RDMA" link show 2>/dev/null | grep -qE "^link $DEV/1 .*netdev $NETDEV( |\$)"; }
+
+# IPv4-mapped GID of the netdev's first IPv4 address, in sysfs format.
+expected_gid() {
+	local a
+	a=$("$IP" -4 -o addr show dev "$NETDEV" | awk '{ print $4 }' | cut -d/ -f1 | head -n1)
+	[[ -n $a ]] || return 1
+	local IFS=.
+	# shellcheck disable=SC2086
+	set -- $a
+	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$1" "$2" "$3" "$4"
+}
+
+# Index of the RoCE v2 GID for the netdev's IPv4 address (sysfs; show_gids if
+# sysfs gives nothing). Prints the index; fails if there is none.
+roce_v2_ipv4_gid_index() {
+	local want p i g t
+	want=$(expected_gid) || return 1
+	p=$(ib_dir)/ports/1
+	for g in "$p"/gids/*; do
+		i=${g##*/}
+		[[ $(cat "$g" 2>/dev/null) == "$want" ]] || continue
+		t=$(cat "$p/gid_attrs/types/$i" 2>/dev/null) || continue
+		[[ $t == "RoCE v2" ]] || continue
+		echo "$i"
+		return 0
+	done
+	if command -v show_gids >/dev/null; then
+		show_gids "$DEV" 2>/dev/null | awk -v ip="${want}" '$0 ~ /v2/ && $0 ~ /ffff:/ { print $3; exit }' | grep . && return 0
+	fi
+	return 1
+}
+
+ensure_link() {
+	link_present && return 0
+	"$RDMA" link add "$DEV" type "$LTYPE" netdev "$NETDEV"
+	wait_for 10 link_present || fail "link $DEV not shown after add"
+	wait_for 20 roce_v2_ipv4_gid_index || fail "no RoCE v2 IPv4 GID on $DEV"
+}
+
+# ---------------------------------------------------------------------------
+setup() {
+	if [[ $SROCE_DRV == sroce ]]; then
+		[[ -f $KO ]] || fail "module file $KO not found (build it first, or set SROCE_KO)"
+		local extra=/lib/modules/$(uname -r)/extra
+		mkdir -p "$extra"
+		cp "$KO" "$extra/"
+		info "depmod -a ($(basename "$KO") -> $extra)"
+		depmod -a
+		modinfo "$MOD" | sed -n '1,/^vermagic/p'
+	fi
+	mod_loaded && "$MODPROBE" -r "$MOD"
+	modinfo -F filename "$MOD"
+	"$IP" -br addr show dev "$NETDEV"
+	[[ $("$IP" -4 -o addr show dev "$NETDEV") ]] || fail "$NETDEV has no IPv4 address"
+}
+
+t_load_unload() {
+	local i
+	for i in 1 2 3; do
+		"$MODPROBE" "$MOD"
+		mod_loaded || fail "round $i: $MOD not loaded after modprobe"
+		"$MODPROBE" -r "$MOD"
+		! mod_loaded || fail "round $i: $MOD still loaded after modprobe -r"
+		info "round $i ok"
+	done
+	assert_dmesg_clean "test load_unload"
+}
+
+t_link_add_delete() {
+	local i
+	for i in 1 2 3; do
+		# First round relies on the rdma-link-$LTYPE alias to auto-load the module.
+		"$RDMA" link add "$DEV" type "$LTYPE" netdev "$NETDEV"
+		"$RDMA" link show
+		link_present || fail "round $i: 'rdma link show' has no $DEV/1 -> $NETDEV"
+		[[ -d $(ib_dir) ]] || fail "round $i: $(ib_dir) missing"
+		"$RDMA" link delete "$DEV"
+		! link_present || fail "round $i: $DEV still shown after delete"
+		wait_for 10 test ! -e "$(ib_dir)" || fail "round $i: $(ib_dir) still there after delete"
+		info "round $i ok"
+	done
+	ensure_link
+	"$RDMA" link show
+	assert_dmesg_clean "test link_add_delete"
+}
+
+t_devinfo() {
+	local out gidx want
+	ensure_link
+	ibv_devices | tee /tmp/devices.txt
+	grep -qE "^[[:space:]]+$DEV[[:space:]]" /tmp/devices.txt || fail "ibv_devices does not list $DEV"
+	out=$(ibv_devinfo -v -d "$DEV") || fail "ibv_devinfo -v -d $DEV failed"
+	echo "$out" | grep -vE '^\s+GID\[' | head -n 60
+	echo "$out" | grep -E 'GID\['
+	echo "$out" | grep -qE 'state:[[:space:]]+PORT_ACTIVE' || fail "port not PORT_ACTIVE"
+	want=$(expected_gid)
+	gidx=$(roce_v2_ipv4_gid_index) || fail "no RoCE v2 GID $want in sysfs"
+	info "RoCE v2 IPv4 GID index $gidx ($want)"
+	# ibv_devinfo -v prints e.g. "GID[  1]:  ::ffff:10.0.0.1, RoCE v2"
+	local ip4
+	ip4=$("$IP" -4 -o addr show dev "$NETDEV" | awk '{ print $4 }' | cut -d/ -f1 | head -n1)
+	echo "$out" | grep -qE "GID\[ *$gidx\]:.*(::ffff:$ip4|$want).*RoCE v2" ||
+		fail "ibv_devinfo -v does not show GID[$gidx] ::ffff:$ip4 RoCE v2"
+}
+
+_port=18600
+next_port() { _port=$((_port + 1)); }
+
+pingpong() { # size
+	local n=$1 gidx spid out
+	ensure_link
+	gidx=$(roce_v2_ipv4_gid_index)
+	next_port
+	ibv_rc_pingpong -d "$DEV" -g "$gidx" -c -s "$n" -n "$PP_ITERS" -p "$_port" >/tmp/pp-srv.txt 2>&1 &
+	spid=$!
+	wait_port "$_port" 30 || { cat /tmp/pp-srv.txt; fail "pingpong server did not listen"; }
+	out=$(timeout 120 ibv_rc_pingpong -d "$DEV" -g "$gidx" -c -s "$n" -n "$PP_ITERS" -p "$_port" 127.0.0.1 2>&1) ||
+		{ echo "$out"; echo "--- server:"; cat /tmp/pp-srv.txt; fail "ibv_rc_pingpong client -s $n failed"; }
+	echo "client: $out"
+	wait_for 60 bash -c "! kill -0 $spid" || fail "pingpong server did not finish"
+	wait "$spid" || { cat /tmp/pp-srv.txt; fail "ibv_rc_pingpong server -s $n exited non-zero"; }
+	echo "server: $(cat /tmp/pp-srv.txt)"
+	echo "$out" | grep -qE "^$PP_ITERS iters in" || fail "client did not report $PP_ITERS iters"
+	grep -qE "^$PP_ITERS iters in" /tmp/pp-srv.txt || fail "server did not report $PP_ITERS iters"
+}
+t_pingpong_1() { pingpong 1; }
+t_pingpong_1024() { pingpong 1024; }
+t_pingpong_4096() { pingpong 4096; }
+t_pingpong_65536() { pingpong 65536; }
+
+# BW average from a perftest report (the "65536 <iters> <peak> <avg> <rate>" line).
+perf_bw() { awk '$1 == 65536 && NF >= 5 { print $4 }' "$1" | tail -n1; }
+nonzero() { awk -v b="$1" 'BEGIN { exit !(b + 0 > 0) }'; }
+
+perf() { # ib_send_bw|ib_write_bw|ib_read_bw
+	local tool=$1 gidx spid cbw sbw try
+	ensure_link
+	gidx=$(roce_v2_ipv4_gid_index)
+	for try in 1 2 3; do
+		next_port
+		local args=(-d "$DEV" -x "$gidx" -s 65536 -n "$PERF_ITERS" -F -p "$_port")
+		"$tool" "${args[@]}" >/tmp/perf-srv.txt 2>&1 &
+		spid=$!
+		wait_port "$_port" 30 || { cat /tmp/perf-srv.txt; fail "$tool server did not listen"; }
+		timeout 180 "$tool" "${args[@]}" 127.0.0.1 >/tmp/perf-cli.txt 2>&1 ||
+			{ cat /tmp/perf-cli.txt; echo "--- server:"; cat /tmp/perf-srv.txt; fail "$tool client failed"; }
+		cat /tmp/perf-cli.txt
+		wait_for 60 bash -c "! kill -0 $spid" || fail "$tool server did not finish"
+		wait "$spid" || { cat /tmp/perf-srv.txt; fail "$tool server exited non-zero"; }
+		echo "--- server:"
+		grep -A1 '#bytes' /tmp/perf-srv.txt || true
+		cbw=$(perf_bw /tmp/perf-cli.txt)
+		sbw=$(perf_bw /tmp/perf-srv.txt)
+		[[ -n $cbw ]] || fail "$tool: no result line"
+		if nonzero "$cbw" || nonzero "${sbw:-0}"; then
+			info "$tool: BW average client ${cbw} MB/s, server ${sbw:-n/a} MB/s"
+			return 0
+		fi
+		# perftest reports 0 when its TSC-vs-wallclock calibration is too noisy
+		# (r^2 < 0.9), which happens under TCG on a loaded host. That is a
+		# measurement artefact, not a data-path failure: retry.
+		if grep -q 'Correlation coefficient' /tmp/perf-cli.txt /tmp/perf-srv.txt; then
+			info "$tool: BW 0 with a failed CPU-clock calibration (attempt $try); retrying"
+			continue
+		fi
+		fail "$tool: BW average is $cbw (server ${sbw:-n/a})"
+	done
+	fail "$tool: BW average stayed 0 over 3 attempts (CPU clock calibration kept failing)"
+}
+t_send_bw() { perf ib_send_bw; }
+t_write_bw() { perf ib_write_bw; }
+t_read_bw() { perf ib_read_bw; }
+
+t_rmmod_busy() {
+	local gidx spid rc
+	ensure_link
+	gidx=$(roce_v2_ipv4_gid_index)
+	next_port
+	# A server that has opened the device and created its QP, waiting for a peer.
+	ibv_rc_pingpong -d "$DEV" -g "$gidx" -p "$_port" >/tmp/busy-srv.txt 2>&1 &
+	spid=$!
+	wait_port "$_port" 30 || { cat /tmp/busy-srv.txt; fail "server did not listen"; }
+	rc=0
+	timeout 60 "$MODPROBE" -r "$MOD" || rc=$?
+	if ((rc == 124)); then
+		fail "modprobe -r hung with a user QP open"
+	elif ((rc == 0)); then
+		! mod_loaded || fail "modprobe -r succeeded but $MOD is still loaded"
+		info "modprobe -r with a live QP succeeded (device removed under the user)"
+	else
+		mod_loaded || fail "modprobe -r failed (rc $rc) yet $MOD is gone"
+		info "modprobe -r refused while in use (rc $rc), as allowed"
+	fi
+	kill "$spid" 2>/dev/null || true
+	wait "$spid" 2>/dev/null || true
+	cat /tmp/busy-srv.txt
+	if mod_loaded; then
+		wait_for 30 "$MODPROBE" -r "$MOD" || fail "cannot remove $MOD after the user exited"
+	fi
+	! mod_loaded || fail "$MOD still loaded"
+	[[ ! -e $(ib_dir) ]] || fail "$(ib_dir) still exists after module removal"
+	assert_dmesg_clean "test rmmod_busy"
+}
+
+# ---------------------------------------------------------------------------
+SUITE_PREFIX=${SUITE_PREFIX:-}
+suite_begin "basic($SROCE_DRV)"
+echo "driver=$SROCE_DRV module=$MOD type=$LTYPE device=$DEV netdev=$NETDEV ko=${KO:-<in-tree>}"
+run_test setup 300 setup
+if grep -q "^FAIL ${SUITE_PREFIX}setup" "$RESULTS_TXT"; then
+	suite_end
+	exit 1
+fi
+run_test load_unload 120 t_load_unload
+run_test link_add_delete 120 t_link_add_delete
+run_test devinfo 60 t_devinfo
+run_test pingpong_1 120 t_pingpong_1
+run_test pingpong_1024 120 t_pingpong_1024
+run_test pingpong_4096 120 t_pingpong_4096
+run_test pingpong_65536 180 t_pingpong_65536
+run_test send_bw 240 t_send_bw
+run_test write_bw 240 t_write_bw
+run_test read_bw 240 t_read_bw
+run_test rmmod_busy 180 t_rmmod_busy
+suite_end
