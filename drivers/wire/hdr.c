@@ -24,12 +24,12 @@ static const char *const sroce_drop_names[SROCE_DROP_NUM] = {
 
 const char *sroce_drop_reason_name(int reason)
 {
-	/* unsigned negation: no overflow for INT_MIN */
-	u32 r = reason < 0 ? 0u - (u32)reason : (u32)reason;
-
-	if (r >= SROCE_DROP_NUM)
+	/* range-check before negating so INT_MIN cannot overflow */
+	if (reason < 0 && reason > -SROCE_DROP_NUM)
+		reason = -reason;
+	if (reason < 0 || reason >= SROCE_DROP_NUM)
 		return "invalid";
-	return sroce_drop_names[r];
+	return sroce_drop_names[reason];
 }
 
 /*

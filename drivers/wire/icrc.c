@@ -15,12 +15,12 @@ u32 sroce_crc32(u32 crc, const void *buf, size_t len)
 {
 	const u32 (*t)[256] = sroce_crc32_tab;
 	const u8 *p = buf;
-	u32 lo, hi;
 
 	crc = ~crc;
 	while (len >= 8) {
-		lo = crc ^ sroce_get_le32(p);
-		hi = sroce_get_le32(p + 4);
+		u32 lo = crc ^ sroce_get_le32(p);
+		u32 hi = sroce_get_le32(p + 4);
+
 		crc = t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^
 		      t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^
 		      t[3][hi & 0xff] ^ t[2][(hi >> 8) & 0xff] ^
@@ -44,7 +44,7 @@ u32 sroce_icrc_begin(const u8 *l3, bool ipv6, const u8 *udp, const u8 *bth)
 		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
 	};
 	u8 buf[SROCE_IPV6_HDR_BYTES + SROCE_UDP_HDR_BYTES + SROCE_BTH_BYTES];
-	u32 crc, ihl;
+	u32 crc;
 
 	crc = sroce_crc32(0, ones, sizeof(ones));
 
@@ -57,13 +57,14 @@ u32 sroce_icrc_begin(const u8 *l3, bool ipv6, const u8 *udp, const u8 *bth)
 		buf[7] = 0xff;		/* hop limit */
 		crc = sroce_crc32(crc, buf, SROCE_IPV6_HDR_BYTES);
 	} else {
+		u32 ihl = (u32)(l3[0] & 0x0f) * 4;
+
 		memcpy(buf, l3, SROCE_IPV4_HDR_BYTES);
 		buf[1] = 0xff;		/* TOS */
 		buf[8] = 0xff;		/* TTL */
 		buf[10] = 0xff;		/* header checksum */
 		buf[11] = 0xff;
 		crc = sroce_crc32(crc, buf, SROCE_IPV4_HDR_BYTES);
-		ihl = (u32)(l3[0] & 0x0f) * 4;
 		if (ihl > SROCE_IPV4_HDR_BYTES)
 			crc = sroce_crc32(crc, l3 + SROCE_IPV4_HDR_BYTES,
 					  ihl - SROCE_IPV4_HDR_BYTES);

@@ -94,7 +94,7 @@ static u32 rnd32(void)
 
 static void test_byteorder(void)
 {
-	u8 b[8];
+	u8 b[8] = { 0 };
 
 	sroce_put_be16(b, 0x1234);
 	CHECK(b[0] == 0x12 && b[1] == 0x34);

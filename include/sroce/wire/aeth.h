@@ -29,19 +29,25 @@ enum sroce_nak_code {
 /* Credit code meaning "no end-to-end credits advertised". */
 #define SROCE_AETH_CREDIT_INVALID	0x1f
 
+static inline u8 sroce_aeth_syn(u8 type, u8 value)
+{
+	return (u8)((type & SROCE_AETH_TYPE_MASK) |
+		    (value & SROCE_AETH_VALUE_MASK));
+}
+
 static inline u8 sroce_aeth_syn_ack(u8 credit_code)
 {
-	return SROCE_AETH_ACK | (credit_code & SROCE_AETH_VALUE_MASK);
+	return sroce_aeth_syn(SROCE_AETH_ACK, credit_code);
 }
 
 static inline u8 sroce_aeth_syn_rnr(u8 timer_code)
 {
-	return SROCE_AETH_RNR_NAK | (timer_code & SROCE_AETH_VALUE_MASK);
+	return sroce_aeth_syn(SROCE_AETH_RNR_NAK, timer_code);
 }
 
 static inline u8 sroce_aeth_syn_nak(u8 nak_code)
 {
-	return SROCE_AETH_NAK | (nak_code & SROCE_AETH_VALUE_MASK);
+	return sroce_aeth_syn(SROCE_AETH_NAK, nak_code);
 }
 
 static inline u8 sroce_aeth_type(u8 syndrome)
