@@ -432,6 +432,14 @@ static void test_parse_truncated(void)
 		len = sroce_hdrs_build(full, &h) + plen + h.bth.padcnt + 4;
 		memset(full + info->hdr_len, 0x11, len - info->hdr_len);
 		CHECK_EQ(sroce_hdrs_parse(full, len, &h), 0);
+		{
+			/* parse must not touch anything past the headers */
+			u8 *hp = malloc(info->hdr_len);
+
+			memcpy(hp, full, info->hdr_len);
+			CHECK_EQ(sroce_hdrs_parse(hp, len, &h), 0);
+			free(hp);
+		}
 
 		for (l = 0; l < len; l++) {
 			/* exact-size heap copy so ASan catches any overread */
