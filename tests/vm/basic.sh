@@ -2,7 +2,8 @@
 # Basic suite for a soft-RoCE device, run INSIDE the test VM (see tests/vm/run-suite).
 #
 # Parameterised so the same tests run against the kernel's rdma_rxe:
-#   SROCE_DRV=sroce (default): module sroce (from $SROCE_KO, default <repo>/sroce.ko,
+#   SROCE_DRV=sroce (default): module sroce (from $SROCE_KO, default
+#                              <repo>/build/modules/$(uname -r)/sroce.ko if present, else <repo>/sroce.ko,
 #                              installed into /lib/modules/$(uname -r)/extra + depmod),
 #                              rdma link type "sroce", device sroce0
 #   SROCE_DRV=rxe:             module rdma_rxe, link type "rxe", device rxe0
@@ -15,7 +16,13 @@ REPO=${SVM_REPO:-$(cd "$HERE/../.." && pwd)}
 SROCE_DRV=${SROCE_DRV:-sroce}
 NETDEV=${SROCE_NETDEV:-eth0}
 case $SROCE_DRV in
-sroce) MOD=sroce LTYPE=sroce DEV=sroce0 KO=${SROCE_KO:-$REPO/sroce.ko} ;;
+sroce)
+	MOD=sroce LTYPE=sroce DEV=sroce0 KO=${SROCE_KO:-}
+	if [[ -z $KO ]]; then
+		KO=$REPO/sroce.ko
+		[[ -f $REPO/build/modules/$(uname -r)/sroce.ko ]] && KO=$REPO/build/modules/$(uname -r)/sroce.ko
+	fi
+	;;
 rxe) MOD=rdma_rxe LTYPE=rxe DEV=rxe0 KO= ;;
 *) echo "unknown SROCE_DRV=$SROCE_DRV" >&2; exit 2 ;;
 esac
