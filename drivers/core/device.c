@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The ib_device: creation on `rdma link add`, attributes, port state that
+ * follows the netdev, counters, and teardown.
+ */
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/if_arp.h>
+#include <linux/rculist.h>
+#include <net/addrconf.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_mad.h>
+
+#include "sroce/sroce.h"
+#include "sroce/wire/opcode.h"
+
+static LIST_HEAD(sroce_devs);
+static DEFINE_MUTEX(sroce_devs_lock);
+
+/* Caller holds rcu_read_lock. */
+struct sroce_dev *sroce_dev_by_netdev(struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+
+	list_for_each_entry_rcu(sdev, &sroce_devs, list)
+		if (sdev->ndev == ndev)
+			return sdev;
+	return NULL;
+}
+
+/* Headroom a RoCEv2 packet needs beyond its payload on the worst path. */
+#define SROCE_WIRE_OVERHEAD	(40 + 8 + SROCE_MAX_HDR_BYTES + SROCE_ICRC_BYTES)
+
+enum ib_mtu sroce_mtu_from_netdev(unsigned int mtu)
+{
+	unsigned int room = mtu > SROCE_WIRE_OVERHEAD ?
+			    mtu - SROCE_WIRE_OVERHEAD : 0;
+
+	if (room >= 4096)
+		return IB_MTU_4096;
+	if (room >= 2048)
+		return IB_MTU_2048;
+	if (room >= 1024)
+		return IB_MTU_1024;
+	if (room >= 512)
+		return IB_MTU_512;
+	return IB_MTU_256;
+}
+
+static int sroce_query_device(struct ib_device *ibdev,
+			      struct ib_device_attr *attr,
+			      struct ib_udata *udata)
+{
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+	memset(attr, 0, sizeof(*attr));
+	attr->fw_ver = 1ULL << 32;
+	attr->sys_image_guid = ibdev->node_guid;
+	attr->max_mr_size = SROCE_MAX_MR_SIZE;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->vendor_id = 0xffffff;
+	attr->max_qp = SROCE_MAX_QP;
+	attr->max_qp_wr = SROCE_MAX_QP_WR;
+	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
+				 IB_DEVICE_SYS_IMAGE_GUID;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	attr->max_send_sge = SROCE_MAX_SGE;
+	attr->max_recv_sge = SROCE_MAX_SGE;
+	attr->max_sge_rd = SROCE_MAX_SGE;
+	attr->max_cq = SROCE_MAX_CQ;
+	attr->max_cqe = SROCE_MAX_CQE - 1;
+	attr->max_mr = SROCE_MAX_MR;
+	attr->max_pd = SROCE_MAX_PD;
+	attr->max_qp_rd_atom = SROCE_MAX_RD_ATOMIC;
+	attr->max_qp_init_rd_atom = SROCE_MAX_RD_ATOMIC;
+	attr->max_res_rd_atom = SROCE_MAX_QP * SROCE_MAX_RD_ATOMIC;
+	attr->atomic_cap = IB_ATOMIC_NONE;
+	attr->max_ah = SROCE_MAX_AH;
+	attr->max_pkeys = 1;
+	attr->local_ca_ack_delay = 15;
+	return 0;
+}
+
+static int sroce_query_port(struct ib_device *ibdev, u32 port,
+			    struct ib_port_attr *attr)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+	int err;
+
+	attr->state = sdev->port_state;
+	attr->phys_state = sdev->port_state == IB_PORT_ACTIVE ?
+			   IB_PORT_PHYS_STATE_LINK_UP :
+			   IB_PORT_PHYS_STATE_DISABLED;
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = sdev->port_mtu;
+	attr->gid_tbl_len = SROCE_GID_TBL_LEN;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
+	attr->max_msg_sz = 1U << 31;
+	attr->pkey_tbl_len = 1;
+	attr->max_vl_num = 1;
+	attr->lid = 0;
+	attr->sm_lid = 0;
+	attr->lmc = 0;
+	attr->init_type_reply = 0;
+	err = ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			       &attr->active_width);
+	return err;
+}
+
+static int sroce_get_port_immutable(struct ib_device *ibdev, u32 port,
+				    struct ib_port_immutable *imm)
+{
+	imm->pkey_tbl_len = 1;
+	imm->gid_tbl_len = SROCE_GID_TBL_LEN;
+	imm->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	imm->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static int sroce_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			    u16 *pkey)
+{
+	if (index)
+		return -EINVAL;
+	*pkey = SROCE_PKEY_DEFAULT;
+	return 0;
+}
+
+static enum rdma_link_layer sroce_get_link_layer(struct ib_device *ibdev,
+						 u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int sroce_modify_device(struct ib_device *ibdev, int mask,
+			       struct ib_device_modify *attr)
+{
+	if (mask & ~(IB_DEVICE_MODIFY_SYS_IMAGE_GUID |
+		     IB_DEVICE_MODIFY_NODE_DESC))
+		return -EOPNOTSUPP;
+	if (mask & IB_DEVICE_MODIFY_NODE_DESC)
+		memcpy(ibdev->node_desc, attr->node_desc,
+		       sizeof(ibdev->node_desc));
+	return 0;
+}
+
+static int sroce_modify_port(struct ib_device *ibdev, u32 port, int mask,
+			     struct ib_port_modify *attr)
+{
+	return 0;
+}
+
+static const struct rdma_stat_desc sroce_counter_desc[SROCE_NUM_COUNTERS] = {
+	[SROCE_CNT_TX_PKTS].name = "sent_pkts",
+	[SROCE_CNT_RX_PKTS].name = "rcvd_pkts",
+	[SROCE_CNT_RX_DROP_MALFORMED].name = "rcvd_malformed",
+	[SROCE_CNT_RX_DROP_ICRC].name = "rcvd_icrc_err",
+	[SROCE_CNT_RX_DROP_NO_QP].name = "rcvd_no_qp",
+	[SROCE_CNT_RX_DROP_QP_STATE].name = "rcvd_qp_state_drop",
+	[SROCE_CNT_RX_DROP_PKEY].name = "rcvd_pkey_mismatch",
+	[SROCE_CNT_RX_DROP_OPCODE].name = "rcvd_bad_opcode",
+	[SROCE_CNT_RX_DUP_REQ].name = "duplicate_request",
+	[SROCE_CNT_RX_OOS_REQ].name = "out_of_seq_request",
+	[SROCE_CNT_RX_OOS_RESP].name = "out_of_seq_response",
+	[SROCE_CNT_TX_NAK_SEQ].name = "send_nak_seq_err",
+	[SROCE_CNT_TX_RNR_NAK].name = "send_rnr_nak",
+	[SROCE_CNT_TX_NAK_OTHER].name = "send_nak_other",
+	[SROCE_CNT_RETRANS_TIMEOUT].name = "retry_timeout",
+	[SROCE_CNT_RETRANS_NAK].name = "retry_nak",
+	[SROCE_CNT_RNR_RETRY].name = "rnr_retry",
+	[SROCE_CNT_CQ_OVERFLOW].name = "cq_overflow",
+	[SROCE_CNT_LOOPBACK].name = "loopback_pkts",
+	[SROCE_CNT_TX_ERR].name = "send_err",
+};
+
+static struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
+							u32 port)
+{
+	return rdma_alloc_hw_stats_struct(sroce_counter_desc,
+					  SROCE_NUM_COUNTERS,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+static int sroce_get_hw_stats(struct ib_device *ibdev,
+			      struct rdma_hw_stats *stats, u32 port, int index)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+	int i;
+
+	for (i = 0; i < SROCE_NUM_COUNTERS; i++)
+		stats->value[i] = atomic64_read(&sdev->cnt[i]);
+	return SROCE_NUM_COUNTERS;
+}
+
+static void sroce_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "sroce-1.0");
+}
+
+/* Called by the core once the device is unregistered, before it is freed. */
+static void sroce_dealloc_driver(struct ib_device *ibdev)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+
+	mutex_lock(&sroce_devs_lock);
+	list_del_rcu(&sdev->list);
+	mutex_unlock(&sroce_devs_lock);
+	synchronize_rcu();
+	tasklet_kill(&sdev->lb_task);
+	skb_queue_purge(&sdev->lb_queue);
+	WARN_ON(!xa_empty(&sdev->qp_xa));
+	WARN_ON(!xa_empty(&sdev->mr_xa));
+	xa_destroy(&sdev->qp_xa);
+	xa_destroy(&sdev->mr_xa);
+	xa_destroy(&sdev->ah_xa);
+	dev_put(sdev->ndev);
+}
+
+static const struct ib_device_ops sroce_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_RXE,	/* what librxe matches on */
+	.uverbs_abi_ver = SROCE_UVERBS_ABI_VERSION,
+
+	.query_device = sroce_query_device,
+	.query_port = sroce_query_port,
+	.get_port_immutable = sroce_get_port_immutable,
+	.query_pkey = sroce_query_pkey,
+	.get_link_layer = sroce_get_link_layer,
+	.modify_device = sroce_modify_device,
+	.modify_port = sroce_modify_port,
+	.alloc_hw_port_stats = sroce_alloc_hw_port_stats,
+	.get_hw_stats = sroce_get_hw_stats,
+	.get_dev_fw_str = sroce_get_dev_fw_str,
+	.dealloc_driver = sroce_dealloc_driver,
+};
+
+void sroce_dev_port_event(struct sroce_dev *sdev, bool up)
+{
+	enum ib_port_state state = up ? IB_PORT_ACTIVE : IB_PORT_DOWN;
+	struct ib_event ev = {
+		.device = &sdev->ib_dev,
+		.element.port_num = 1,
+	};
+
+	if (sdev->port_state == state)
+		return;
+	WRITE_ONCE(sdev->port_state, state);
+	ev.event = up ? IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR;
+	ib_dispatch_event(&ev);
+}
+
+void sroce_dev_mtu_changed(struct sroce_dev *sdev)
+{
+	WRITE_ONCE(sdev->port_mtu, sroce_mtu_from_netdev(sdev->ndev->mtu));
+}
+
+int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+	struct ib_device *ibdev;
+	int err;
+
+	if (ndev->type != ARPHRD_ETHER)
+		return -EINVAL;
+	rcu_read_lock();
+	sdev = sroce_dev_by_netdev(ndev);
+	rcu_read_unlock();
+	if (sdev)
+		return -EEXIST;
+
+	sdev = ib_alloc_device(sroce_dev, ib_dev);
+	if (!sdev)
+		return -ENOMEM;
+	ibdev = &sdev->ib_dev;
+	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
+	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC);
+	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1);
+	skb_queue_head_init(&sdev->lb_queue);
+	tasklet_setup(&sdev->lb_task, sroce_lb_task);
+	sdev->ndev = ndev;
+	dev_hold(ndev);
+	/* from here on ib_dealloc_device() undoes everything via dealloc_driver */
+	mutex_lock(&sroce_devs_lock);
+	list_add_tail_rcu(&sdev->list, &sroce_devs);
+	mutex_unlock(&sroce_devs_lock);
+	sdev->port_mtu = sroce_mtu_from_netdev(ndev->mtu);
+	sdev->port_state = netif_running(ndev) && netif_carrier_ok(ndev) ?
+			   IB_PORT_ACTIVE : IB_PORT_DOWN;
+
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = num_possible_cpus();
+	ibdev->local_dma_lkey = 0;
+	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
+			    ndev->dev_addr);
+	strscpy(ibdev->node_desc, "sroce", sizeof(ibdev->node_desc));
+	/* librxe rings the SQ doorbell and arms CQs through these commands */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+	ib_set_device_ops(ibdev, &sroce_dev_ops);
+	ib_set_device_ops(ibdev, &sroce_verbs_ops);
+	err = ib_device_set_netdev(ibdev, ndev, 1);
+	if (!err)
+		err = ib_register_device(ibdev, ibdev_name, NULL);
+	if (err)
+		ib_dealloc_device(ibdev);
+	return err;
+}
+
+void sroce_dev_netdev_unregister(struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+
+	rcu_read_lock();
+	sdev = sroce_dev_by_netdev(ndev);
+	rcu_read_unlock();
+	if (sdev)
+		ib_unregister_device_queued(&sdev->ib_dev);
+}
+
+void sroce_dev_remove_all(void)
+{
+	struct sroce_dev *sdev;
+
+	for (;;) {
+		mutex_lock(&sroce_devs_lock);
+		sdev = list_first_entry_or_null(&sroce_devs, struct sroce_dev,
+						list);
+		if (sdev && !ib_device_try_get(&sdev->ib_dev))
+			sdev = NULL;
+		mutex_unlock(&sroce_devs_lock);
+		if (!sdev)
+			break;
+		ib_unregister_device_and_put(&sdev->ib_dev);
+	}
+	/*
+	 * Also waits for unregistrations queued by netdev events.  Every
+	 * RDMA_DRIVER_RXE device is ours: rdma_rxe is kept from loading.
+	 */
+	ib_unregister_driver(RDMA_DRIVER_RXE);
+}

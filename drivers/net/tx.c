@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Transmit side of the network glue: wrap BTH..payload in UDP/IP, seal it
+ * with the ICRC and hand it to the IP stack, or, when the destination is
+ * our own GID, to the loopback queue so it never touches the wire.
+ */
+#include <linux/skbuff.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/ip6_route.h>
+#include <net/route.h>
+#include <net/udp.h>
+
+#include "sroce/sroce.h"
+#include "sroce/net.h"
+#include "sroce/wire/icrc.h"
+#include "sroce/wire/udp.h"
+
+#define SROCE_L3L4_ROOM	(sizeof(struct ipv6hdr) + sizeof(struct udphdr))
+
+struct sk_buff *sroce_pkt_alloc(struct sroce_dev *sdev,
+				const struct sroce_av *av, u32 bth_len,
+				u32 payload_len, u8 **bth)
+{
+	struct net_device *ndev = sdev->ndev;
+	unsigned int hroom = LL_RESERVED_SPACE(ndev) + SROCE_L3L4_ROOM;
+	struct sk_buff *skb;
+
+	skb = alloc_skb(hroom + bth_len + payload_len + SROCE_ICRC_BYTES +
+			ndev->needed_tailroom, GFP_ATOMIC);
+	if (unlikely(!skb))
+		return NULL;
+	skb_reserve(skb, hroom);
+	*bth = skb_put(skb, bth_len + payload_len + SROCE_ICRC_BYTES);
+	skb->protocol = av->net_type == SROCE_NET_TYPE_IPV6 ?
+			htons(ETH_P_IPV6) : htons(ETH_P_IP);
+	return skb;
+}
+
+static void sroce_push_udp(struct sk_buff *skb, u16 sport)
+{
+	struct udphdr *uh;
+
+	uh = skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh->source = htons(sport);
+	uh->dest = htons(SROCE_ROCEV2_PORT);
+	uh->len = htons(skb->len);
+	uh->check = 0;
+}
+
+/* ICRC over IP header .. payload; skb->data at the IP header. */
+static void sroce_seal(struct sk_buff *skb, bool ipv6)
+{
+	u8 *bth = skb_transport_header(skb) + sizeof(struct udphdr);
+	u32 tail = skb->len - SROCE_ICRC_BYTES;
+	u32 crc;
+
+	crc = sroce_icrc_begin(skb_network_header(skb), ipv6,
+			       skb_transport_header(skb), bth);
+	crc = sroce_icrc_update(crc, bth + SROCE_BTH_BYTES,
+				skb->data + tail - bth - SROCE_BTH_BYTES);
+	sroce_icrc_put(skb->data + tail, sroce_icrc_final(crc));
+}
+
+static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	sroce_count(sdev, SROCE_CNT_LOOPBACK);
+	skb_queue_tail(&sdev->lb_queue, skb);
+	tasklet_schedule(&sdev->lb_task);
+}
+
+static int sroce_send4(struct sroce_dev *sdev, const struct sroce_av *av,
+		       u16 sport, struct sk_buff *skb)
+{
+	struct net *net = dev_net(sdev->ndev);
+	bool local = av->daddr.v4.s_addr == av->saddr.v4.s_addr;
+	struct rtable *rt = NULL;
+	struct iphdr *iph;
+
+	if (!local) {
+		struct flowi4 fl = {
+			.flowi4_oif = sdev->ndev->ifindex,
+			.flowi4_proto = IPPROTO_UDP,
+			.daddr = av->daddr.v4.s_addr,
+			.saddr = av->saddr.v4.s_addr,
+		};
+
+		rt = ip_route_output_key(net, &fl);
+		if (IS_ERR(rt)) {
+			kfree_skb(skb);
+			return PTR_ERR(rt);
+		}
+	}
+	sroce_push_udp(skb, sport);
+	iph = skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tos = av->traffic_class;
+	iph->tot_len = htons(skb->len);
+	iph->id = 0;
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = av->hop_limit > 1 ? av->hop_limit : 64;
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = av->saddr.v4.s_addr;
+	iph->daddr = av->daddr.v4.s_addr;
+	ip_send_check(iph);
+	sroce_seal(skb, false);
+
+	if (local) {
+		sroce_loopback(sdev, skb);
+		return 0;
+	}
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	skb_dst_set(skb, &rt->dst);
+	return net_xmit_eval(ip_local_out(net, NULL, skb));
+}
+
+static int sroce_send6(struct sroce_dev *sdev, const struct sroce_av *av,
+		       u16 sport, struct sk_buff *skb)
+{
+	struct net *net = dev_net(sdev->ndev);
+	bool local = ipv6_addr_equal(&av->daddr.v6, &av->saddr.v6);
+	struct socket *sock = sroce_net_sock6();
+	struct dst_entry *dst = NULL;
+	struct ipv6hdr *ip6h;
+
+	if (!IS_ENABLED(CONFIG_IPV6) || !sock) {
+		kfree_skb(skb);
+		return -EAFNOSUPPORT;
+	}
+	if (!local) {
+		struct flowi6 fl6 = {
+			.flowi6_oif = sdev->ndev->ifindex,
+			.flowi6_proto = IPPROTO_UDP,
+			.daddr = av->daddr.v6,
+			.saddr = av->saddr.v6,
+		};
+
+		dst = ip6_dst_lookup_flow(net, sock->sk, &fl6, NULL);
+		if (IS_ERR(dst)) {
+			kfree_skb(skb);
+			return PTR_ERR(dst);
+		}
+	}
+	sroce_push_udp(skb, sport);
+	ip6h = skb_push(skb, sizeof(*ip6h));
+	skb_reset_network_header(skb);
+	ip6_flow_hdr(ip6h, av->traffic_class,
+		     htonl(av->flow_label & IPV6_FLOWLABEL_MASK));
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = av->hop_limit > 1 ? av->hop_limit : 64;
+	ip6h->saddr = av->saddr.v6;
+	ip6h->daddr = av->daddr.v6;
+	sroce_seal(skb, true);
+
+	if (local) {
+		sroce_loopback(sdev, skb);
+		return 0;
+	}
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	skb_dst_set(skb, dst);
+	return net_xmit_eval(ip6_local_out(net, sock->sk, skb));
+}
+
+/* Consumes skb.  Returns 0 or a negative errno (packet dropped). */
+int sroce_pkt_send(struct sroce_dev *sdev, const struct sroce_av *av,
+		   u16 sport, struct sk_buff *skb)
+{
+	int err;
+
+	if (av->net_type == SROCE_NET_TYPE_IPV6)
+		err = sroce_send6(sdev, av, sport, skb);
+	else
+		err = sroce_send4(sdev, av, sport, skb);
+	if (err)
+		sroce_count(sdev, SROCE_CNT_TX_ERR);
+	else
+		sroce_count(sdev, SROCE_CNT_TX_PKTS);
+	return err;
+}
+
+void sroce_lb_task(struct tasklet_struct *t)
+{
+	struct sroce_dev *sdev = from_tasklet(sdev, t, lb_task);
+	struct sk_buff *skb;
+	int budget = SROCE_RX_BUDGET;
+
+	while (budget-- && (skb = skb_dequeue(&sdev->lb_queue))) {
+		skb_pull(skb, skb_transport_offset(skb) + sizeof(struct udphdr));
+		rcu_read_lock();
+		sroce_rcv(sdev, skb);
+		rcu_read_unlock();
+	}
+	if (!skb_queue_empty(&sdev->lb_queue))
+		tasklet_schedule(t);
+}

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Completer: consumes ACKs, NAKs and read responses for RC requests,
+ * places read data, and retires send WQEs into the send CQ in order.
+ */
+#include <linux/skbuff.h>
+#include <linux/jiffies.h>
+
+#include "sroce/transport.h"
+
+static enum ib_wc_opcode sroce_wc_opcode(u32 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+static void sroce_comp_post(struct sroce_qp *qp, struct sroce_swqe *wqe,
+			    enum ib_wc_status status)
+{
+	struct ib_wc wc = {
+		.wr_id = wqe->wr_id,
+		.status = status,
+		.opcode = sroce_wc_opcode(wqe->opcode),
+		.byte_len = wqe->length,
+		.qp = &qp->ibqp,
+		.port_num = 1,
+	};
+
+	sroce_cq_post(qp->scq, &wc, false);
+}
+
+/* Retire finished WQEs in order.  Caller holds sq.lock. */
+void sroce_comp_complete(struct sroce_qp *qp)
+{
+	struct sroce_sq *sq = &qp->sq;
+	bool failed = false, progress = false;
+
+	while (sq->comp != sq->req) {
+		struct sroce_swqe *wqe = &sq->kwqe[sq->comp & (sq->slots - 1)];
+
+		if (wqe->state != SROCE_WQE_DONE)
+			break;
+		if (wqe->status != IB_WC_SUCCESS ||
+		    qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
+		    (wqe->send_flags & IB_SEND_SIGNALED))
+			sroce_comp_post(qp, wqe, wqe->status);
+		sq->comp++;
+		progress = true;
+		if (wqe->status != IB_WC_SUCCESS) {
+			failed = true;
+			break;
+		}
+	}
+	if (progress && qp->user)
+		sroce_queue_publish_cons(&sq->q, sq->comp);
+	if (failed) {
+		sroce_qp_error(qp);
+		sroce_comp_flush_sq(qp);
+		spin_lock(&qp->rq.lock);
+		sroce_qp_flush_rq(qp);
+		spin_unlock(&qp->rq.lock);
+	}
+}
+
+/* Error state: complete everything outstanding.  Caller holds sq.lock. */
+void sroce_comp_flush_sq(struct sroce_qp *qp)
+{
+	struct sroce_sq *sq = &qp->sq;
+	bool any = false;
+
+	sroce_sq_fetch(qp);
+	while (sq->comp != sq->head) {
+		struct sroce_swqe *wqe = &sq->kwqe[sq->comp & (sq->slots - 1)];
+
+		if (wqe->state == SROCE_WQE_DONE && wqe->status == IB_WC_SUCCESS)
+			sroce_comp_post(qp, wqe, IB_WC_SUCCESS);
+		else
+			sroce_comp_post(qp, wqe, IB_WC_WR_FLUSH_ERR);
+		sq->comp++;
+		any = true;
+		/* a user may keep posting: fetch what arrived meanwhile */
+		if (sq->comp == sq->head)
+			sroce_sq_fetch(qp);
+	}
+	sq->req = sq->head;
+	if (any && qp->user)
+		sroce_queue_publish_cons(&sq->q, sq->comp);
+	del_timer(&qp->retrans_timer);
+}
+
+static struct sroce_swqe *sroce_comp_first_open(struct sroce_qp *qp)
+{
+	struct sroce_sq *sq = &qp->sq;
+	u32 i;
+
+	for (i = sq->comp; i != sq->req; i++) {
+		struct sroce_swqe *wqe = &sq->kwqe[i & (sq->slots - 1)];
+
+		if (wqe->state != SROCE_WQE_DONE)
+			return wqe;
+	}
+	return NULL;
+}
+
+/*
+ * Everything through @psn reached the responder.  Sends and writes whose
+ * last PSN is covered are done; a read that is covered but still lacks
+ * data lost its responses, which sets *retry.
+ */
+static bool sroce_comp_ack_through(struct sroce_qp *qp, u32 psn, bool *retry)
+{
+	struct sroce_sq *sq = &qp->sq;
+	bool progress = false;
+	u32 i;
+
+	for (i = sq->comp; i != sq->req; i++) {
+		struct sroce_swqe *wqe = &sq->kwqe[i & (sq->slots - 1)];
+
+		if (wqe->state == SROCE_WQE_DONE)
+			continue;
+		if (sroce_psn_before(psn, wqe->last_psn))
+			break;
+		if (wqe->opcode == IB_WR_RDMA_READ) {
+			*retry = true;
+			break;
+		}
+		if (wqe->state != SROCE_WQE_SENT)
+			break;
+		wqe->state = SROCE_WQE_DONE;
+		progress = true;
+	}
+	if (sroce_psn_after(sroce_psn_add(psn, 1), qp->comp.psn))
+		qp->comp.psn = sroce_psn_add(psn, 1);
+	return progress;
+}
+
+static enum ib_wc_status sroce_nak_status(u8 code)
+{
+	switch (code) {
+	case SROCE_NAK_INVALID_REQ:
+		return IB_WC_REM_INV_REQ_ERR;
+	case SROCE_NAK_REM_ACCESS_ERR:
+		return IB_WC_REM_ACCESS_ERR;
+	case SROCE_NAK_INVALID_RD_REQ:
+		return IB_WC_REM_INV_RD_REQ_ERR;
+	default:
+		return IB_WC_REM_OP_ERR;
+	}
+}
+
+static void sroce_comp_fail_open(struct sroce_qp *qp, enum ib_wc_status st)
+{
+	struct sroce_swqe *wqe = sroce_comp_first_open(qp);
+
+	if (wqe) {
+		wqe->state = SROCE_WQE_DONE;
+		wqe->status = st;
+	}
+}
+
+static bool sroce_comp_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			   bool *retry)
+{
+	u8 syn = pkt->h.aeth.syndrome;
+	u32 psn = pkt->h.bth.psn;
+	u32 prev = sroce_psn_add(psn, SROCE_PSN_MASK);	/* psn - 1 */
+	bool progress;
+
+	switch (sroce_aeth_type(syn)) {
+	case SROCE_AETH_ACK:
+		return sroce_comp_ack_through(qp, psn, retry);
+	case SROCE_AETH_RNR_NAK:
+		progress = sroce_comp_ack_through(qp, prev, retry);
+		sroce_count(qp->sdev, SROCE_CNT_RNR_RETRY);
+		if (!qp->req.rnr_retry) {
+			sroce_comp_fail_open(qp, IB_WC_RNR_RETRY_EXC_ERR);
+			return true;
+		}
+		if (qp->req.rnr_retry != 7)
+			qp->req.rnr_retry--;
+		sroce_req_rewind(qp, psn);
+		qp->req.rnr_wait = true;
+		mod_timer(&qp->rnr_timer, jiffies + usecs_to_jiffies(
+			  sroce_rnr_timer_us(sroce_aeth_value(syn))));
+		return progress;
+	case SROCE_AETH_NAK:
+		progress = sroce_comp_ack_through(qp, prev, retry);
+		if (sroce_aeth_value(syn) == SROCE_NAK_PSN_SEQ_ERR) {
+			sroce_count(qp->sdev, SROCE_CNT_RETRANS_NAK);
+			sroce_req_rewind(qp, psn);
+			*retry = false;
+			return true;
+		}
+		sroce_comp_fail_open(qp, sroce_nak_status(sroce_aeth_value(syn)));
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
+				 bool *retry)
+{
+	u32 psn = pkt->h.bth.psn, mtu = qp->mtu, len = pkt->h.payload_len;
+	u32 mask = pkt->h.info->mask, expect, cur_sge, sge_off;
+	struct sroce_swqe *wqe;
+	bool progress;
+	int err;
+
+	progress = sroce_comp_ack_through(qp, sroce_psn_add(psn, SROCE_PSN_MASK),
+					  retry);
+	*retry = false;
+	wqe = sroce_comp_first_open(qp);
+	if (!wqe || wqe->opcode != IB_WR_RDMA_READ ||
+	    !sroce_psn_in_window(psn, wqe->first_psn, wqe->npkts))
+		goto drop;
+	expect = sroce_psn_add(wqe->first_psn, wqe->rcvd / mtu);
+	if (psn != expect) {
+		/* a gap means responses were lost: ask again from expect */
+		if (sroce_psn_after(psn, expect))
+			*retry = true;
+		goto drop;
+	}
+	if (len > wqe->length - wqe->rcvd ||
+	    ((mask & SROCE_M_LAST) ? len != wqe->length - wqe->rcvd :
+				     len != mtu))
+		goto drop;
+	sroce_sge_seek(wqe->sge, wqe->num_sge, wqe->rcvd, &cur_sge, &sge_off);
+	err = sroce_sge_copy_in(qp, wqe->sge, wqe->num_sge, &cur_sge, &sge_off,
+				pkt->skb, pkt->payload_off, len);
+	if (err) {
+		wqe->state = SROCE_WQE_DONE;
+		wqe->status = IB_WC_LOC_PROT_ERR;
+		return true;
+	}
+	wqe->rcvd += len;
+	if (wqe->rcvd == wqe->length) {
+		wqe->state = SROCE_WQE_DONE;
+		if (qp->req.rd_outstanding)
+			qp->req.rd_outstanding--;
+		if (sroce_psn_after(sroce_psn_add(wqe->last_psn, 1),
+				    qp->comp.psn))
+			qp->comp.psn = sroce_psn_add(wqe->last_psn, 1);
+	}
+	return true;
+drop:
+	sroce_count(qp->sdev, SROCE_CNT_RX_OOS_RESP);
+	return progress;
+}
+
+void sroce_comp_rcv(struct sroce_pkt *pkt)
+{
+	struct sroce_qp *qp = pkt->qp;
+	struct sroce_sq *sq = &qp->sq;
+	u32 mask = pkt->h.info->mask;
+	bool progress = false, retry = false, run;
+
+	spin_lock_bh(&sq->lock);
+	if (qp->type != IB_QPT_RC ||
+	    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)) {
+		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_QP_STATE);
+		spin_unlock_bh(&sq->lock);
+		return;
+	}
+	/* a response for a PSN never sent is a ghost: drop it */
+	if (!sroce_psn_before(pkt->h.bth.psn, qp->req.psn) &&
+	    !(mask & SROCE_M_READ)) {
+		sroce_count(qp->sdev, SROCE_CNT_RX_OOS_RESP);
+		spin_unlock_bh(&sq->lock);
+		return;
+	}
+	if (mask & SROCE_M_READ)
+		progress = sroce_comp_read_resp(qp, pkt, &retry);
+	else if (mask & SROCE_M_ACK)
+		progress = sroce_comp_ack(qp, pkt, &retry);
+
+	if (progress)
+		qp->req.retry_cnt = qp->retry_cnt;
+	if (retry) {
+		sroce_count(qp->sdev, SROCE_CNT_RETRANS_NAK);
+		sroce_req_rewind(qp, qp->comp.psn);
+	}
+	sroce_comp_complete(qp);
+	if (sq->comp == sq->req)
+		del_timer(&qp->retrans_timer);
+	else if (progress)
+		sroce_req_arm_timer(qp);
+	run = sq->req != sq->head && !qp->req.rnr_wait;
+	spin_unlock_bh(&sq->lock);
+	if (run)
+		sroce_req_run(qp);
+}

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Packet construction and SGE data movement shared by the engines.  Data
+ * moves page by page between registered memory and skbs: no bounce buffer.
+ */
+#include <linux/skbuff.h>
+#include <linux/jiffies.h>
+
+#include "sroce/transport.h"
+
+struct sk_buff *sroce_build_pkt(struct sroce_qp *qp, const struct sroce_av *av,
+				struct sroce_pkt_hdrs *h, u32 payload_len,
+				u8 **payload)
+{
+	const struct sroce_opcode_info *info = sroce_opcode_info(h->bth.opcode);
+	u8 pad = sroce_pad_len(payload_len);
+	struct sk_buff *skb;
+	u8 *bth;
+
+	if (WARN_ON_ONCE(!info))
+		return NULL;
+	skb = sroce_pkt_alloc(qp->sdev, av, info->hdr_len, payload_len + pad,
+			      &bth);
+	if (unlikely(!skb))
+		return NULL;
+	h->bth.padcnt = pad;
+	h->bth.tver = SROCE_BTH_TVER;
+	h->bth.pkey = SROCE_PKEY_DEFAULT;
+	sroce_hdrs_build(bth, h);
+	*payload = bth + info->hdr_len;
+	if (pad)
+		memset(*payload + payload_len, 0, pad);
+	return skb;
+}
+
+int sroce_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
+{
+	struct sroce_pkt_hdrs h = {};
+	struct sk_buff *skb;
+	u8 *payload;
+
+	h.bth.opcode = SROCE_OP_RC_ACKNOWLEDGE;
+	h.bth.dqpn = qp->dest_qpn;
+	h.bth.psn = psn & SROCE_PSN_MASK;
+	h.aeth.syndrome = syndrome;
+	h.aeth.msn = qp->resp.msn & SROCE_PSN_MASK;
+	skb = sroce_build_pkt(qp, &qp->av, &h, 0, &payload);
+	if (!skb)
+		return -ENOMEM;
+	qp->resp.last_syndrome = syndrome;
+	return sroce_pkt_send(qp->sdev, &qp->av, qp->sport, skb);
+}
+
+void sroce_sge_seek(const struct sroce_sge *sge, u32 num_sge, u32 off,
+		    u32 *cur_sge, u32 *sge_off)
+{
+	u32 i = 0;
+
+	while (i < num_sge && off >= sge[i].length) {
+		off -= sge[i].length;
+		i++;
+	}
+	*cur_sge = i;
+	*sge_off = i < num_sge ? off : 0;
+}
+
+/* Copy len bytes from the SGE list into dst, advancing the cursor. */
+int sroce_sge_copy_out(struct sroce_qp *qp, const struct sroce_sge *sge,
+		       u32 num_sge, u32 *cur_sge, u32 *sge_off, u8 *dst,
+		       u32 len)
+{
+	while (len) {
+		const struct sroce_sge *s;
+		struct sroce_mr *mr;
+		u32 n;
+		int err;
+
+		if (*cur_sge >= num_sge)
+			return -EFAULT;
+		s = &sge[*cur_sge];
+		n = min(len, s->length - *sge_off);
+		if (n) {
+			mr = sroce_mr_get(qp->sdev, s->lkey);
+			if (!mr)
+				return -EACCES;
+			err = sroce_mr_check(mr, qp->pd, s->addr + *sge_off, n, 0);
+			if (!err)
+				err = sroce_mr_copy(mr, s->addr + *sge_off, dst, n,
+						    false);
+			sroce_mr_put(mr);
+			if (err)
+				return err;
+		}
+		dst += n;
+		len -= n;
+		*sge_off += n;
+		if (*sge_off == s->length) {
+			(*cur_sge)++;
+			*sge_off = 0;
+		}
+	}
+	return 0;
+}
+
+/* Scatter len bytes of skb (from off) into the SGE list. */
+int sroce_sge_copy_in(struct sroce_qp *qp, const struct sroce_sge *sge,
+		      u32 num_sge, u32 *cur_sge, u32 *sge_off,
+		      const struct sk_buff *skb, u32 off, u32 len)
+{
+	while (len) {
+		const struct sroce_sge *s;
+		struct sroce_mr *mr;
+		u32 n;
+		int err;
+
+		if (*cur_sge >= num_sge)
+			return -EFAULT;
+		s = &sge[*cur_sge];
+		n = min(len, s->length - *sge_off);
+		if (n) {
+			mr = sroce_mr_get(qp->sdev, s->lkey);
+			if (!mr)
+				return -EACCES;
+			err = sroce_mr_check(mr, qp->pd, s->addr + *sge_off, n,
+					     IB_ACCESS_LOCAL_WRITE);
+			if (!err)
+				err = sroce_mr_from_skb(mr, s->addr + *sge_off,
+							skb, off, n);
+			sroce_mr_put(mr);
+			if (err)
+				return err;
+		}
+		off += n;
+		len -= n;
+		*sge_off += n;
+		if (*sge_off == s->length) {
+			(*cur_sge)++;
+			*sge_off = 0;
+		}
+	}
+	return 0;
+}
+
+/* Local ACK timeout: 4.096 us * 2^timeout, floored for slow guests. */
+u32 sroce_retrans_jiffies(const struct sroce_qp *qp)
+{
+	u64 us = 4096ULL << min_t(u8, qp->timeout, 31);
+
+	us = min_t(u64, div_u64(us, 1000), 60 * USEC_PER_SEC);
+	return max(usecs_to_jiffies(us), msecs_to_jiffies(SROCE_MIN_RETRANS_MS));
+}

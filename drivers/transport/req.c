@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Requester: turns send WQEs into request packets (segmentation by path
+ * MTU, PSN assignment, AckReq pacing), and rewinds for go-back-N.
+ */
+#include <linux/skbuff.h>
+#include <linux/jiffies.h>
+
+#include "sroce/transport.h"
+#include "sroce/wire/udp.h"
+
+static bool sroce_wqe_is_read(const struct sroce_swqe *wqe)
+{
+	return wqe->opcode == IB_WR_RDMA_READ;
+}
+
+static u32 sroce_req_mtu(const struct sroce_qp *qp)
+{
+	if (sroce_qp_is_ud(qp))
+		return ib_mtu_enum_to_int(READ_ONCE(qp->sdev->port_mtu));
+	return qp->mtu;
+}
+
+static u8 sroce_req_opcode(const struct sroce_qp *qp,
+			   const struct sroce_swqe *wqe, bool first, bool last)
+{
+	u8 base = sroce_qp_opbase(qp);
+
+	switch (wqe->opcode) {
+	case IB_WR_SEND:
+		if (first && last)
+			return base + SROCE_OPX_SEND_ONLY;
+		if (first)
+			return base + SROCE_OPX_SEND_FIRST;
+		return base + (last ? SROCE_OPX_SEND_LAST :
+				      SROCE_OPX_SEND_MIDDLE);
+	case IB_WR_SEND_WITH_IMM:
+		if (first && last)
+			return base + SROCE_OPX_SEND_ONLY_WITH_IMMEDIATE;
+		if (first)
+			return base + SROCE_OPX_SEND_FIRST;
+		return base + (last ? SROCE_OPX_SEND_LAST_WITH_IMMEDIATE :
+				      SROCE_OPX_SEND_MIDDLE);
+	case IB_WR_RDMA_WRITE:
+		if (first && last)
+			return base + SROCE_OPX_RDMA_WRITE_ONLY;
+		if (first)
+			return base + SROCE_OPX_RDMA_WRITE_FIRST;
+		return base + (last ? SROCE_OPX_RDMA_WRITE_LAST :
+				      SROCE_OPX_RDMA_WRITE_MIDDLE);
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		if (first && last)
+			return base + SROCE_OPX_RDMA_WRITE_ONLY_WITH_IMMEDIATE;
+		if (first)
+			return base + SROCE_OPX_RDMA_WRITE_FIRST;
+		return base + (last ?
+			       SROCE_OPX_RDMA_WRITE_LAST_WITH_IMMEDIATE :
+			       SROCE_OPX_RDMA_WRITE_MIDDLE);
+	default:
+		return base + SROCE_OPX_RDMA_READ_REQUEST;
+	}
+}
+
+void sroce_req_arm_timer(struct sroce_qp *qp)
+{
+	if (qp->type == IB_QPT_RC && qp->timeout)
+		mod_timer(&qp->retrans_timer,
+			  jiffies + sroce_retrans_jiffies(qp));
+}
+
+/*
+ * Send the next segment of a SEND/WRITE WQE.  Returns 1 when the WQE's
+ * last packet went out, 0 when more remain, or a negative errno for a
+ * local error that fails the WQE.
+ */
+static int sroce_req_send_seg(struct sroce_qp *qp, struct sroce_swqe *wqe,
+			      u32 mtu)
+{
+	bool ud = sroce_qp_is_ud(qp);
+	u32 off = wqe->sent;
+	u32 len = min(mtu, wqe->length - off);
+	bool first = off == 0;
+	bool last = off + len >= wqe->length;
+	const struct sroce_av *av = ud ? &wqe->av : &qp->av;
+	struct sroce_pkt_hdrs h = {};
+	struct sk_buff *skb;
+	u16 sport = qp->sport;
+	u8 *payload;
+	int err;
+
+	h.bth.opcode = sroce_req_opcode(qp, wqe, first, last);
+	h.bth.psn = ud ? qp->req.psn : sroce_psn_add(wqe->first_psn, off / mtu);
+	h.bth.dqpn = ud ? wqe->remote_qpn : qp->dest_qpn;
+	h.bth.se = last && (wqe->send_flags & IB_SEND_SOLICITED) &&
+		   wqe->opcode != IB_WR_RDMA_WRITE;
+	if (qp->type == IB_QPT_RC &&
+	    (last || ++qp->req.pkts_since_ackreq >= SROCE_ACKREQ_EVERY)) {
+		h.bth.ackreq = true;
+		qp->req.pkts_since_ackreq = 0;
+	}
+	if (first && (wqe->opcode == IB_WR_RDMA_WRITE ||
+		      wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM)) {
+		h.reth.va = wqe->remote_addr;
+		h.reth.rkey = wqe->rkey;
+		h.reth.len = wqe->length;
+	}
+	h.imm = be32_to_cpu((__force __be32)wqe->imm_data);
+	if (ud) {
+		/* C10-15: a WR Q_Key with the high bit set means "use the QP's" */
+		h.deth.qkey = (wqe->remote_qkey & 0x80000000) ? qp->qkey :
+							      wqe->remote_qkey;
+		h.deth.sqpn = qp->qpn;
+		sport = sroce_udp_sport(qp->qpn, wqe->remote_qpn);
+	}
+	skb = sroce_build_pkt(qp, av, &h, len, &payload);
+	if (!skb)
+		return -ENOMEM;
+	if (wqe->is_inline)
+		memcpy(payload, wqe->inline_data + off, len);
+	else
+		err = sroce_sge_copy_out(qp, wqe->sge, wqe->num_sge,
+					 &wqe->cur_sge, &wqe->sge_off,
+					 payload, len);
+	if (!wqe->is_inline && err) {
+		kfree_skb(skb);
+		return err;
+	}
+	/* a send failure is a lost packet: go-back-N recovers RC */
+	sroce_pkt_send(qp->sdev, av, sport, skb);
+	wqe->sent += len;
+	qp->req.psn = sroce_psn_add(h.bth.psn, 1);
+	return last ? 1 : 0;
+}
+
+static int sroce_req_send_read(struct sroce_qp *qp, struct sroce_swqe *wqe,
+			       u32 mtu)
+{
+	struct sroce_pkt_hdrs h = {};
+	struct sk_buff *skb;
+	u8 *payload;
+
+	h.bth.opcode = sroce_req_opcode(qp, wqe, true, true);
+	h.bth.psn = sroce_psn_add(wqe->first_psn, wqe->rcvd / mtu);
+	h.bth.dqpn = qp->dest_qpn;
+	h.bth.ackreq = true;
+	h.reth.va = wqe->remote_addr + wqe->rcvd;
+	h.reth.rkey = wqe->rkey;
+	h.reth.len = wqe->length - wqe->rcvd;
+	skb = sroce_build_pkt(qp, &qp->av, &h, 0, &payload);
+	if (!skb)
+		return -ENOMEM;
+	sroce_pkt_send(qp->sdev, &qp->av, qp->sport, skb);
+	qp->req.psn = sroce_psn_add(wqe->last_psn, 1);
+	return 1;
+}
+
+static void sroce_wqe_fail(struct sroce_swqe *wqe, int err)
+{
+	wqe->state = SROCE_WQE_DONE;
+	wqe->status = err == -EINVAL || err == -EFAULT ? IB_WC_LOC_LEN_ERR :
+		      IB_WC_LOC_PROT_ERR;
+}
+
+void sroce_req_run(struct sroce_qp *qp)
+{
+	struct sroce_sq *sq = &qp->sq;
+	int budget = SROCE_TX_BUDGET;
+	bool more = false, need_comp = false, rc = qp->type == IB_QPT_RC;
+	u32 mtu = sroce_req_mtu(qp);
+
+	spin_lock_bh(&sq->lock);
+	sroce_sq_fetch(qp);
+	if (qp->state == IB_QPS_ERR) {
+		sroce_comp_flush_sq(qp);
+		goto unlock;
+	}
+	if ((qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
+	    qp->req.rnr_wait)
+		goto unlock;
+
+	while (sq->req != sq->head) {
+		struct sroce_swqe *wqe = &sq->kwqe[sq->req & (sq->slots - 1)];
+		int ret;
+
+		if (wqe->state == SROCE_WQE_DONE) {
+			/* failed validation at fetch: complete it in order */
+			sq->req++;
+			need_comp = true;
+			break;
+		}
+		if (!wqe->npkts) {
+			if (qp->state == IB_QPS_SQD)
+				break;
+			wqe->npkts = sroce_qp_is_ud(qp) || !wqe->length ? 1 :
+				     DIV_ROUND_UP(wqe->length, mtu);
+			wqe->first_psn = qp->req.psn;
+			wqe->last_psn = sroce_psn_add(wqe->first_psn,
+						      wqe->npkts - 1);
+		}
+		if (rc) {
+			if (sroce_psn_diff(qp->req.psn, qp->comp.psn) >=
+			    SROCE_MAX_UNACKED_PSNS)
+				break;
+			if (sroce_wqe_is_read(wqe) &&
+			    qp->req.rd_outstanding >= qp->max_rd_atomic)
+				break;
+			if ((wqe->send_flags & IB_SEND_FENCE) &&
+			    qp->req.rd_outstanding && wqe->sent == 0)
+				break;
+		}
+		if (!budget) {
+			more = true;
+			break;
+		}
+		if (sroce_qp_is_ud(qp) && wqe->length > mtu) {
+			/* C10-93.1.1: too long for UD, nothing is sent */
+			ret = 1;
+		} else if (sroce_wqe_is_read(wqe)) {
+			ret = sroce_req_send_read(qp, wqe, mtu);
+			if (ret > 0)
+				qp->req.rd_outstanding++;
+		} else {
+			ret = sroce_req_send_seg(qp, wqe, mtu);
+		}
+		budget--;
+		if (ret == -ENOMEM) {
+			more = true;
+			break;
+		}
+		if (ret < 0) {
+			sroce_wqe_fail(wqe, ret);
+			sq->req++;
+			need_comp = true;
+			break;
+		}
+		if (ret == 0)
+			continue;
+		sq->req++;
+		if (rc) {
+			wqe->state = SROCE_WQE_SENT;
+			if (!timer_pending(&qp->retrans_timer))
+				sroce_req_arm_timer(qp);
+		} else {
+			/* UC and UD complete once their packets are out */
+			wqe->state = SROCE_WQE_DONE;
+			need_comp = true;
+		}
+	}
+unlock:
+	if (need_comp)
+		sroce_comp_complete(qp);
+	spin_unlock_bh(&sq->lock);
+	if (more)
+		queue_work_on(qp->cpu, sroce_wq, &qp->req_work);
+}
+
+void sroce_req_kick(struct sroce_qp *qp)
+{
+	sroce_req_run(qp);
+}
+
+void sroce_req_work(struct work_struct *work)
+{
+	sroce_req_run(container_of(work, struct sroce_qp, req_work));
+}
+
+/*
+ * Go back to @psn: the first unfinished WQE resumes at the segment holding
+ * @psn (a read resumes after the data already placed), the ones after it
+ * restart.  Caller holds sq.lock.
+ */
+void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_sq *sq = &qp->sq;
+	u32 i, mtu = sroce_req_mtu(qp);
+	bool found = false;
+
+	for (i = sq->comp; i != sq->req; i++) {
+		struct sroce_swqe *wqe = &sq->kwqe[i & (sq->slots - 1)];
+
+		if (wqe->state == SROCE_WQE_DONE)
+			continue;
+		if (sroce_wqe_is_read(wqe) && wqe->state == SROCE_WQE_SENT &&
+		    qp->req.rd_outstanding)
+			qp->req.rd_outstanding--;
+		if (!found) {
+			found = true;
+			sq->req = i;
+			if (sroce_wqe_is_read(wqe)) {
+				psn = sroce_psn_add(wqe->first_psn,
+						    wqe->rcvd / mtu);
+			} else {
+				if (!sroce_psn_in_window(psn, wqe->first_psn,
+							 wqe->npkts))
+					psn = wqe->first_psn;
+				wqe->sent = sroce_psn_diff(psn, wqe->first_psn) *
+					    mtu;
+				sroce_sge_seek(wqe->sge, wqe->num_sge, wqe->sent,
+					       &wqe->cur_sge, &wqe->sge_off);
+			}
+			qp->req.psn = psn;
+		} else {
+			wqe->sent = 0;
+			wqe->rcvd = 0;
+			wqe->cur_sge = 0;
+			wqe->sge_off = 0;
+		}
+		wqe->state = SROCE_WQE_PENDING;
+	}
+	qp->req.pkts_since_ackreq = 0;
+}
+
+void sroce_retrans_timer_fn(struct timer_list *t)
+{
+	struct sroce_qp *qp = sroce_from_timer(qp, t, retrans_timer);
+	struct sroce_sq *sq = &qp->sq;
+	bool run = false;
+
+	spin_lock_bh(&sq->lock);
+	if ((qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) &&
+	    sq->comp != sq->req) {
+		sroce_count(qp->sdev, SROCE_CNT_RETRANS_TIMEOUT);
+		if (!qp->req.retry_cnt) {
+			struct sroce_swqe *wqe =
+				&sq->kwqe[sq->comp & (sq->slots - 1)];
+
+			wqe->state = SROCE_WQE_DONE;
+			wqe->status = IB_WC_RETRY_EXC_ERR;
+			sroce_comp_complete(qp);
+		} else {
+			qp->req.retry_cnt--;
+			sroce_req_rewind(qp, qp->comp.psn);
+			run = true;
+		}
+	}
+	spin_unlock_bh(&sq->lock);
+	if (run)
+		sroce_req_run(qp);
+}
+
+void sroce_rnr_timer_fn(struct timer_list *t)
+{
+	struct sroce_qp *qp = sroce_from_timer(qp, t, rnr_timer);
+
+	spin_lock_bh(&qp->sq.lock);
+	qp->req.rnr_wait = false;
+	spin_unlock_bh(&qp->sq.lock);
+	sroce_req_run(qp);
+}

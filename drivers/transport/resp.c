@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Responder: checks request PSNs, places SEND payload into receive WQEs
+ * and RDMA WRITE payload into registered memory, answers RDMA READs
+ * (replaying them for duplicates), and generates ACK/NAK/RNR NAK.
+ */
+#include <linux/skbuff.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+
+#include "sroce/transport.h"
+
+#define SROCE_GRH_BYTES	40
+
+void sroce_resp_reset(struct sroce_qp *qp)
+{
+	struct sroce_resp_state *r = &qp->resp;
+
+	if (r->wr_mr)
+		sroce_mr_put(r->wr_mr);
+	r->wr_mr = NULL;
+	r->epsn = 0;
+	r->msn = 0;
+	r->nak_seq_sent = false;
+	r->in_send = false;
+	r->in_write = false;
+	r->have_rwqe = false;
+	r->rcv_len = 0;
+	r->res_head = 0;
+	r->n_res = 0;
+	if (r->res)
+		memset(r->res, 0, SROCE_MAX_RD_ATOMIC * sizeof(*r->res));
+}
+
+static void sroce_resp_post(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			    enum ib_wc_opcode op, enum ib_wc_status st,
+			    u32 byte_len, bool has_imm)
+{
+	struct ib_wc wc = {
+		.wr_id = qp->resp.rwqe.wr_id,
+		.status = st,
+		.opcode = op,
+		.byte_len = byte_len,
+		.qp = &qp->ibqp,
+		.src_qp = qp->dest_qpn,
+		.port_num = 1,
+	};
+
+	if (has_imm) {
+		wc.wc_flags |= IB_WC_WITH_IMM;
+		wc.ex.imm_data = cpu_to_be32(pkt->h.imm);
+	}
+	qp->resp.have_rwqe = false;
+	sroce_cq_post(qp->rcq, &wc, pkt->h.bth.se);
+}
+
+/* Responder-detected error: complete the receive WQE in error, QP to ERR. */
+static void sroce_resp_fail(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			    enum ib_wc_status st, bool *fatal)
+{
+	if (qp->resp.have_rwqe)
+		sroce_resp_post(qp, pkt, IB_WC_RECV, st, 0, false);
+	*fatal = true;
+}
+
+static void sroce_resp_nak(struct sroce_qp *qp, u32 psn, u8 code)
+{
+	if (qp->type != IB_QPT_RC)
+		return;
+	sroce_count(qp->sdev, code == SROCE_NAK_PSN_SEQ_ERR ?
+			      SROCE_CNT_TX_NAK_SEQ : SROCE_CNT_TX_NAK_OTHER);
+	sroce_send_ack(qp, psn, sroce_aeth_syn_nak(code));
+}
+
+static int sroce_resp_get_rwqe(struct sroce_qp *qp)
+{
+	int err;
+
+	if (qp->resp.have_rwqe)
+		return 0;
+	err = sroce_rq_fetch(qp, &qp->resp.rwqe);
+	if (err)
+		return err;
+	qp->resp.have_rwqe = true;
+	qp->resp.rcv_len = 0;
+	qp->resp.rcv_sge = 0;
+	qp->resp.rcv_sge_off = 0;
+	return 0;
+}
+
+/* UD and GSI: one packet, one receive WQE, 40 bytes of GRH first. */
+static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_resp_state *r = &qp->resp;
+	u32 len = pkt->h.payload_len;
+	u8 grh[SROCE_GRH_BYTES] = {};
+	struct ib_wc wc = {};
+	int err;
+
+	if (pkt->h.deth.qkey != qp->qkey) {
+		/* C10-14: silent drop */
+		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_QP_STATE);
+		return;
+	}
+	if (sroce_resp_get_rwqe(qp))
+		return;
+	wc.status = IB_WC_SUCCESS;
+	if (len + SROCE_GRH_BYTES > r->rwqe.length) {
+		wc.status = IB_WC_LOC_LEN_ERR;
+	} else {
+		if (pkt->net_type == SROCE_NET_TYPE_IPV6)
+			memcpy(grh, ipv6_hdr(pkt->skb), SROCE_GRH_BYTES);
+		else
+			memcpy(grh + 20, ip_hdr(pkt->skb), 20);
+		r->rcv_sge = 0;
+		r->rcv_sge_off = 0;
+		err = 0;
+		/* the GRH bytes go through the same SGE walk as payload */
+		if (r->rwqe.num_sge) {
+			struct sroce_sge *s = &r->rwqe.sge[0];
+			struct sroce_mr *mr;
+			u32 n, done = 0;
+
+			while (!err && done < SROCE_GRH_BYTES &&
+			       r->rcv_sge < r->rwqe.num_sge) {
+				s = &r->rwqe.sge[r->rcv_sge];
+				n = min(SROCE_GRH_BYTES - done,
+					s->length - r->rcv_sge_off);
+				mr = sroce_mr_get(qp->sdev, s->lkey);
+				err = mr ? sroce_mr_check(mr, qp->pd,
+						s->addr + r->rcv_sge_off, n,
+						IB_ACCESS_LOCAL_WRITE) : -EACCES;
+				if (!err)
+					err = sroce_mr_copy(mr,
+						s->addr + r->rcv_sge_off,
+						grh + done, n, true);
+				if (mr)
+					sroce_mr_put(mr);
+				done += n;
+				r->rcv_sge_off += n;
+				if (r->rcv_sge_off == s->length) {
+					r->rcv_sge++;
+					r->rcv_sge_off = 0;
+				}
+			}
+		}
+		if (!err)
+			err = sroce_sge_copy_in(qp, r->rwqe.sge, r->rwqe.num_sge,
+						&r->rcv_sge, &r->rcv_sge_off,
+						pkt->skb, pkt->payload_off, len);
+		if (err)
+			wc.status = IB_WC_LOC_PROT_ERR;
+	}
+	wc.wr_id = r->rwqe.wr_id;
+	wc.opcode = IB_WC_RECV;
+	wc.byte_len = len + SROCE_GRH_BYTES;
+	wc.qp = &qp->ibqp;
+	wc.src_qp = pkt->h.deth.sqpn;
+	wc.port_num = 1;
+	wc.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
+	wc.network_hdr_type = pkt->net_type == SROCE_NET_TYPE_IPV6 ?
+			      RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4;
+	if (pkt->h.info->mask & SROCE_M_IMMDT) {
+		wc.wc_flags |= IB_WC_WITH_IMM;
+		wc.ex.imm_data = cpu_to_be32(pkt->h.imm);
+	}
+	r->have_rwqe = false;
+	sroce_cq_post(qp->rcq, &wc, pkt->h.bth.se);
+}
+
+static struct sroce_rd_res *sroce_res_find(struct sroce_qp *qp, u32 psn)
+{
+	u32 i;
+
+	for (i = 0; i < SROCE_MAX_RD_ATOMIC; i++) {
+		struct sroce_rd_res *res = &qp->resp.res[i];
+
+		if (res->valid &&
+		    sroce_psn_in_window(psn, res->first_psn,
+					sroce_psn_diff(res->last_psn,
+						       res->first_psn) + 1))
+			return res;
+	}
+	return NULL;
+}
+
+/* Send read responses for res starting at @psn (a replay may start late). */
+static void sroce_resp_read_send(struct sroce_qp *qp, struct sroce_rd_res *res,
+				 u32 psn)
+{
+	u32 mtu = qp->mtu, off = sroce_psn_diff(psn, res->first_psn) * mtu;
+	u32 npkts = sroce_psn_diff(res->last_psn, psn) + 1, i;
+	struct sroce_mr *mr = NULL;
+
+	if (res->length) {
+		mr = sroce_mr_get(qp->sdev, res->rkey);
+		if (!mr)
+			return;
+	}
+	for (i = 0; i < npkts; i++) {
+		u32 len = min(mtu, res->length - off);
+		bool first = i == 0, last = i == npkts - 1;
+		struct sroce_pkt_hdrs h = {};
+		struct sk_buff *skb;
+		u8 *payload;
+
+		if (first && last)
+			h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY;
+		else if (first)
+			h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_FIRST;
+		else if (last)
+			h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_LAST;
+		else
+			h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
+		h.bth.dqpn = qp->dest_qpn;
+		h.bth.psn = sroce_psn_add(psn, i);
+		h.aeth.syndrome = sroce_aeth_syn_ack(SROCE_AETH_CREDIT_INVALID);
+		h.aeth.msn = qp->resp.msn & SROCE_PSN_MASK;
+		skb = sroce_build_pkt(qp, &qp->av, &h, len, &payload);
+		if (!skb)
+			break;
+		if (len && sroce_mr_copy(mr, res->va + off, payload, len,
+					 false)) {
+			kfree_skb(skb);
+			break;
+		}
+		sroce_pkt_send(qp->sdev, &qp->av, qp->sport, skb);
+		off += len;
+	}
+	if (mr)
+		sroce_mr_put(mr);
+}
+
+static int sroce_resp_rkey(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
+			   u32 access, struct sroce_mr **out)
+{
+	struct sroce_mr *mr;
+
+	*out = NULL;
+	if (!(qp->access & access))
+		return -EACCES;
+	if (!len)
+		return 0;
+	mr = sroce_mr_get(qp->sdev, rkey);
+	if (!mr)
+		return -EACCES;
+	if (sroce_mr_check(mr, qp->pd, va, len, access)) {
+		sroce_mr_put(mr);
+		return -EACCES;
+	}
+	*out = mr;
+	return 0;
+}
+
+static void sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			    bool *fatal)
+{
+	struct sroce_resp_state *r = &qp->resp;
+	const struct sroce_reth *reth = &pkt->h.reth;
+	u32 npkts = reth->len ? DIV_ROUND_UP(reth->len, qp->mtu) : 1;
+	struct sroce_rd_res *res;
+	struct sroce_mr *mr;
+
+	if (reth->len > (1U << 31) ||
+	    sroce_resp_rkey(qp, reth->rkey, reth->va, reth->len,
+			    IB_ACCESS_REMOTE_READ, &mr)) {
+		sroce_resp_nak(qp, pkt->h.bth.psn, SROCE_NAK_REM_ACCESS_ERR);
+		*fatal = true;
+		return;
+	}
+	if (mr)
+		sroce_mr_put(mr);
+	res = &r->res[r->res_head];
+	r->res_head = (r->res_head + 1) % max_t(u32, qp->max_dest_rd_atomic, 1);
+	res->valid = true;
+	res->opcode = pkt->h.bth.opcode;
+	res->first_psn = pkt->h.bth.psn;
+	res->last_psn = sroce_psn_add(res->first_psn, npkts - 1);
+	res->va = reth->va;
+	res->rkey = reth->rkey;
+	res->length = reth->len;
+	r->msn++;
+	r->epsn = sroce_psn_add(res->last_psn, 1);
+	sroce_resp_read_send(qp, res, res->first_psn);
+}
+
+static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			    bool *fatal, bool *rnr)
+{
+	struct sroce_resp_state *r = &qp->resp;
+	u32 mask = pkt->h.info->mask, len = pkt->h.payload_len;
+	int err;
+
+	if (mask & SROCE_M_FIRST) {
+		err = sroce_resp_get_rwqe(qp);
+		if (err == -ENOENT) {
+			*rnr = true;
+			return;
+		}
+		if (err) {
+			sroce_resp_nak(qp, pkt->h.bth.psn, SROCE_NAK_REM_OP_ERR);
+			*fatal = true;
+			return;
+		}
+		r->in_send = !(mask & SROCE_M_LAST);
+	}
+	if (len > r->rwqe.length - r->rcv_len) {
+		sroce_resp_nak(qp, pkt->h.bth.psn, SROCE_NAK_INVALID_REQ);
+		sroce_resp_fail(qp, pkt, IB_WC_LOC_LEN_ERR, fatal);
+		return;
+	}
+	err = sroce_sge_copy_in(qp, r->rwqe.sge, r->rwqe.num_sge, &r->rcv_sge,
+				&r->rcv_sge_off, pkt->skb, pkt->payload_off,
+				len);
+	if (err) {
+		sroce_resp_nak(qp, pkt->h.bth.psn, SROCE_NAK_REM_OP_ERR);
+		sroce_resp_fail(qp, pkt, IB_WC_LOC_PROT_ERR, fatal);
+		return;
+	}
+	r->rcv_len += len;
+	if (mask & SROCE_M_LAST) {
+		r->in_send = false;
+		r->msn++;
+		sroce_resp_post(qp, pkt, IB_WC_RECV, IB_WC_SUCCESS, r->rcv_len,
+				mask & SROCE_M_IMMDT);
+	}
+}
+
+static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			     bool *fatal, bool *rnr)
+{
+	struct sroce_resp_state *r = &qp->resp;
+	u32 mask = pkt->h.info->mask, len = pkt->h.payload_len;
+
+	/* take the receive WQE first so an RNR NAK has no side effects */
+	if ((mask & SROCE_M_IMMDT) && sroce_resp_get_rwqe(qp)) {
+		*rnr = true;
+		return;
+	}
+	if (mask & SROCE_M_FIRST) {
+		const struct sroce_reth *reth = &pkt->h.reth;
+
+		if (r->wr_mr)
+			sroce_mr_put(r->wr_mr);
+		if (sroce_resp_rkey(qp, reth->rkey, reth->va, reth->len,
+				    IB_ACCESS_REMOTE_WRITE, &r->wr_mr)) {
+			sroce_resp_nak(qp, pkt->h.bth.psn,
+				       SROCE_NAK_REM_ACCESS_ERR);
+			*fatal = true;
+			return;
+		}
+		r->wr_va = reth->va;
+		r->wr_resid = reth->len;
+		r->wr_imm = reth->len;	/* byte_len of a write with immediate */
+		r->in_write = !(mask & SROCE_M_LAST);
+	}
+	if (len > r->wr_resid || ((mask & SROCE_M_LAST) && len != r->wr_resid) ||
+	    (!(mask & SROCE_M_LAST) && len != qp->mtu)) {
+		sroce_resp_nak(qp, pkt->h.bth.psn, SROCE_NAK_INVALID_REQ);
+		*fatal = true;
+		return;
+	}
+	if (len && sroce_mr_from_skb(r->wr_mr, r->wr_va, pkt->skb,
+				     pkt->payload_off, len)) {
+		sroce_resp_nak(qp, pkt->h.bth.psn, SROCE_NAK_REM_ACCESS_ERR);
+		*fatal = true;
+		return;
+	}
+	r->wr_va += len;
+	r->wr_resid -= len;
+	if (mask & SROCE_M_LAST) {
+		r->in_write = false;
+		if (r->wr_mr)
+			sroce_mr_put(r->wr_mr);
+		r->wr_mr = NULL;
+		r->msn++;
+		if (mask & SROCE_M_IMMDT)
+			sroce_resp_post(qp, pkt, IB_WC_RECV_RDMA_WITH_IMM,
+					IB_WC_SUCCESS, r->wr_imm, true);
+	}
+}
+
+/* In-order check of a multi-packet message's opcode sequence. */
+static bool sroce_resp_seq_ok(struct sroce_qp *qp, u32 mask)
+{
+	struct sroce_resp_state *r = &qp->resp;
+	bool mid = mask & (SROCE_M_MIDDLE | SROCE_M_LAST) &&
+		   !(mask & SROCE_M_FIRST);
+
+	if (r->in_send)
+		return (mask & SROCE_M_SEND) && mid;
+	if (r->in_write)
+		return (mask & SROCE_M_WRITE) && mid;
+	return !mid;
+}
+
+static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_rd_res *res;
+
+	sroce_count(qp->sdev, SROCE_CNT_RX_DUP_REQ);
+	if (pkt->h.info->mask & SROCE_M_READ) {
+		res = sroce_res_find(qp, pkt->h.bth.psn);
+		if (res)
+			sroce_resp_read_send(qp, res, pkt->h.bth.psn);
+		return;
+	}
+	/* re-acknowledge: the earlier ACK may have been lost */
+	if (pkt->h.bth.ackreq)
+		sroce_send_ack(qp, sroce_psn_add(qp->resp.epsn, SROCE_PSN_MASK),
+			       sroce_aeth_syn_ack(SROCE_AETH_CREDIT_INVALID));
+}
+
+void sroce_resp_rcv(struct sroce_pkt *pkt)
+{
+	struct sroce_qp *qp = pkt->qp;
+	struct sroce_resp_state *r = &qp->resp;
+	u32 mask = pkt->h.info->mask, psn = pkt->h.bth.psn;
+	bool fatal = false, rnr = false, rc = qp->type == IB_QPT_RC;
+	s32 diff;
+
+	spin_lock_bh(&qp->rq.lock);
+	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR) {
+		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_QP_STATE);
+		goto unlock;
+	}
+	if (sroce_qp_is_ud(qp)) {
+		sroce_resp_ud(qp, pkt);
+		goto unlock;
+	}
+	if (pkt->h.bth.dqpn != qp->qpn)
+		goto unlock;
+
+	diff = sroce_psn_diff(psn, r->epsn);
+	if (diff < 0 && rc) {
+		sroce_resp_duplicate(qp, pkt);
+		goto unlock;
+	}
+	if (diff != 0) {
+		sroce_count(qp->sdev, SROCE_CNT_RX_OOS_REQ);
+		if (rc) {
+			if (!r->nak_seq_sent)
+				sroce_resp_nak(qp, r->epsn,
+					       SROCE_NAK_PSN_SEQ_ERR);
+			r->nak_seq_sent = true;
+			goto unlock;
+		}
+		/* UC: the message in progress is lost; resync on a new one */
+		r->in_send = false;
+		r->in_write = false;
+		r->rcv_len = 0;
+		r->rcv_sge = 0;
+		r->rcv_sge_off = 0;
+		if (!(mask & SROCE_M_FIRST))
+			goto unlock;
+		r->epsn = psn;
+	}
+	if (!sroce_resp_seq_ok(qp, mask)) {
+		if (rc) {
+			sroce_resp_nak(qp, psn, SROCE_NAK_INVALID_REQ);
+			fatal = true;
+		} else {
+			r->in_send = false;
+			r->in_write = false;
+		}
+		goto unlock;
+	}
+
+	if (mask & SROCE_M_SEND)
+		sroce_resp_send(qp, pkt, &fatal, &rnr);
+	else if (mask & SROCE_M_WRITE)
+		sroce_resp_write(qp, pkt, &fatal, &rnr);
+	else if ((mask & SROCE_M_READ) && rc)
+		sroce_resp_read(qp, pkt, &fatal);
+	else if (rc) {
+		sroce_resp_nak(qp, psn, SROCE_NAK_INVALID_REQ);
+		fatal = true;
+	}
+
+	if (rnr) {
+		if (rc) {
+			sroce_count(qp->sdev, SROCE_CNT_TX_RNR_NAK);
+			sroce_send_ack(qp, psn,
+				       sroce_aeth_syn_rnr(qp->min_rnr_timer));
+		}
+		goto unlock;
+	}
+	if (fatal)
+		goto unlock;
+	r->nak_seq_sent = false;
+	if (!(mask & SROCE_M_READ)) {
+		r->epsn = sroce_psn_add(psn, 1);
+		if (rc && pkt->h.bth.ackreq)
+			sroce_send_ack(qp, psn, sroce_aeth_syn_ack(
+					       SROCE_AETH_CREDIT_INVALID));
+	}
+unlock:
+	spin_unlock_bh(&qp->rq.lock);
+	if (fatal && rc) {
+		/* responder-detected errors end the connection on both sides */
+		sroce_qp_error(qp);
+		sroce_qp_flush(qp);
+	}
+}

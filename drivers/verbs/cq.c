@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Completion queues.  User CQs hold struct ib_uverbs_wc (what librxe copies
+ * straight into ibv_wc); kernel CQs hold struct ib_wc.
+ */
+#include <linux/slab.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "sroce/sroce.h"
+#include "sroce/verbs.h"
+
+int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibcq->device);
+	struct sroce_cq *cq = to_scq(ibcq);
+	struct sroce_abi_create_cq_resp resp = {};
+	u32 elem;
+	int err;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe >= SROCE_MAX_CQE)
+		return -EINVAL;
+	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+	if (atomic_inc_return(&sdev->n_cq) > SROCE_MAX_CQ) {
+		err = -ENOMEM;
+		goto err_cnt;
+	}
+	cq->user = !!udata;
+	elem = cq->user ? sizeof(struct ib_uverbs_wc) : sizeof(struct ib_wc);
+	err = sroce_queue_init(sdev, &cq->q, attr->cqe, elem);
+	if (err)
+		goto err_cnt;
+	spin_lock_init(&cq->lock);
+	if (udata) {
+		err = sroce_queue_map(&cq->q, sroce_udata_uctx(udata),
+				      &resp.mi);
+		if (err)
+			goto err_q;
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_q;
+	}
+	ibcq->cqe = cq->q.slots - 1;
+	return 0;
+
+err_q:
+	sroce_queue_free(&cq->q);
+err_cnt:
+	atomic_dec(&sdev->n_cq);
+	return err;
+}
+
+int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+
+	sroce_queue_free(&cq->q);
+	atomic_dec(&to_sdev(ibcq->device)->n_cq);
+	return 0;
+}
+
+static u32 sroce_cq_cons(struct sroce_cq *cq)
+{
+	return cq->user ? sroce_queue_user_cons(&cq->q) : cq->cons & cq->q.mask;
+}
+
+static void sroce_wc_to_uwc(struct ib_uverbs_wc *u, const struct ib_wc *wc)
+{
+	memset(u, 0, sizeof(*u));
+	u->wr_id = wc->wr_id;
+	u->status = wc->status;
+	u->opcode = wc->opcode;
+	u->vendor_err = wc->vendor_err;
+	u->byte_len = wc->byte_len;
+	u->ex.imm_data = wc->ex.imm_data;
+	u->qp_num = wc->qp->qp_num;
+	u->src_qp = wc->src_qp;
+	u->wc_flags = wc->wc_flags;
+	u->pkey_index = wc->pkey_index;
+	u->sl = wc->sl;
+	u->port_num = wc->port_num;
+}
+
+/*
+ * Add one completion.  Returns -ENOSPC on overflow, which is reported to
+ * the consumer as an affiliated CQ error.
+ */
+int sroce_cq_post(struct sroce_cq *cq, const struct ib_wc *wc, bool solicited)
+{
+	unsigned long flags;
+	bool notify;
+	void *slot;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (unlikely(((cq->prod + 1) & cq->q.mask) == sroce_cq_cons(cq))) {
+		bool first = !cq->overflow;
+
+		cq->overflow = true;
+		spin_unlock_irqrestore(&cq->lock, flags);
+		sroce_count(to_sdev(cq->ibcq.device), SROCE_CNT_CQ_OVERFLOW);
+		if (first && cq->ibcq.event_handler) {
+			struct ib_event ev = {
+				.device = cq->ibcq.device,
+				.element.cq = &cq->ibcq,
+				.event = IB_EVENT_CQ_ERR,
+			};
+
+			cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+		}
+		return -ENOSPC;
+	}
+	slot = sroce_queue_slot(&cq->q, cq->prod);
+	if (cq->user)
+		sroce_wc_to_uwc(slot, wc);
+	else
+		memcpy(slot, wc, sizeof(*wc));
+	cq->prod++;
+	sroce_queue_publish_prod(&cq->q, cq->prod);
+	notify = cq->notify == IB_CQ_NEXT_COMP ||
+		 (cq->notify == IB_CQ_SOLICITED &&
+		  (solicited || wc->status != IB_WC_SUCCESS));
+	if (notify)
+		cq->notify = 0;
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	if (notify && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	return 0;
+}
+
+int sroce_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+	unsigned long flags;
+	int n = 0;
+
+	if (cq->user)
+		return -EOPNOTSUPP;
+	spin_lock_irqsave(&cq->lock, flags);
+	while (n < num && cq->cons != cq->prod) {
+		memcpy(&wc[n++], sroce_queue_slot(&cq->q, cq->cons),
+		       sizeof(*wc));
+		cq->cons++;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
+int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+	unsigned long irqf;
+	int ret = 0;
+
+	spin_lock_irqsave(&cq->lock, irqf);
+	if ((flags & IB_CQ_SOLICITED_MASK) == IB_CQ_NEXT_COMP)
+		cq->notify = IB_CQ_NEXT_COMP;
+	else if (cq->notify != IB_CQ_NEXT_COMP)
+		cq->notify = IB_CQ_SOLICITED;
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
+	    (cq->prod & cq->q.mask) != sroce_cq_cons(cq))
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irqf);
+	return ret;
+}

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Memory regions: a page list of kernel virtual addresses, so the transport
+ * copies straight between skbs and the registered pages.
+ */
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/skbuff.h>
+#include <rdma/ib_umem.h>
+
+#include "sroce/sroce.h"
+#include "sroce/verbs.h"
+
+#define SROCE_ACCESS_ALL (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			  IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			  IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING)
+
+static int sroce_check_access(int access)
+{
+	if (access & ~SROCE_ACCESS_ALL)
+		return -EOPNOTSUPP;
+	/* remote write or atomic access requires local write (IBA 10.6.3.1) */
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	return 0;
+}
+
+static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev,
+				       struct ib_pd *pd, enum sroce_mr_kind kind)
+{
+	struct sroce_mr *mr;
+	u32 idx;
+	int err;
+
+	if (atomic_inc_return(&sdev->n_mr) > SROCE_MAX_MR) {
+		atomic_dec(&sdev->n_mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr) {
+		atomic_dec(&sdev->n_mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->sdev = sdev;
+	mr->kind = kind;
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->done);
+	/* reserve the index now, publish the MR once it is complete */
+	err = xa_alloc_cyclic(&sdev->mr_xa, &idx, NULL,
+			      XA_LIMIT(1, SROCE_MAX_MR), &sdev->mr_next,
+			      GFP_KERNEL);
+	if (err < 0) {
+		kfree(mr);
+		atomic_dec(&sdev->n_mr);
+		return ERR_PTR(err);
+	}
+	mr->ibmr.lkey = idx << 8 | (get_random_u32() & 0xff);
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->ibmr.pd = pd;
+	mr->ibmr.device = &sdev->ib_dev;
+	return mr;
+}
+
+static void sroce_mr_publish(struct sroce_mr *mr)
+{
+	mr->valid = true;
+	xa_store(&mr->sdev->mr_xa, mr->ibmr.lkey >> 8, mr, GFP_KERNEL);
+}
+
+static void sroce_mr_free(struct sroce_mr *mr)
+{
+	struct sroce_dev *sdev = mr->sdev;
+
+	xa_erase(&sdev->mr_xa, mr->ibmr.lkey >> 8);
+	sroce_mr_put(mr);
+	wait_for_completion(&mr->done);
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	kfree(mr);
+	atomic_dec(&sdev->n_mr);
+}
+
+struct ib_mr *sroce_get_dma_mr(struct ib_pd *pd, int access)
+{
+	struct sroce_mr *mr;
+	int err;
+
+	err = sroce_check_access(access);
+	if (err)
+		return ERR_PTR(err);
+	mr = sroce_mr_alloc(to_sdev(pd->device), pd, SROCE_MR_DMA);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->access = access;
+	mr->iova = 0;
+	mr->length = U64_MAX;
+	sroce_mr_publish(mr);
+	return &mr->ibmr;
+}
+
+struct ib_mr *sroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(pd->device);
+	struct ib_block_iter biter;
+	struct ib_umem *umem;
+	struct sroce_mr *mr;
+	u32 n = 0;
+	int err;
+
+	err = sroce_check_access(access);
+	if (err)
+		return ERR_PTR(err);
+	if (!length || length > SROCE_MAX_MR_SIZE)
+		return ERR_PTR(-EINVAL);
+	if ((start ^ iova) & ~PAGE_MASK)
+		return ERR_PTR(-EINVAL);
+	umem = ib_umem_get(&sdev->ib_dev, start, length, access);
+	if (IS_ERR(umem))
+		return ERR_CAST(umem);
+	mr = sroce_mr_alloc(sdev, pd, SROCE_MR_USER);
+	if (IS_ERR(mr)) {
+		ib_umem_release(umem);
+		return ERR_CAST(mr);
+	}
+	mr->umem = umem;
+	mr->npages = ib_umem_num_dma_blocks(umem, PAGE_SIZE);
+	mr->pages = kvcalloc(mr->npages, sizeof(void *), GFP_KERNEL);
+	if (!mr->pages) {
+		sroce_mr_free(mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	/* virtual-DMA device: block addresses are kernel virtual addresses */
+	rdma_umem_for_each_dma_block(umem, &biter, PAGE_SIZE) {
+		if (n >= mr->npages)
+			break;
+		mr->pages[n++] = (void *)(uintptr_t)
+				 rdma_block_iter_dma_address(&biter);
+	}
+	mr->page_shift = PAGE_SHIFT;
+	mr->offset = start & ~PAGE_MASK;
+	mr->iova = iova;
+	mr->length = length;
+	mr->access = access;
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = length;
+	sroce_mr_publish(mr);
+	return &mr->ibmr;
+}
+
+int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	sroce_mr_free(to_smr(ibmr));
+	return 0;
+}
+
+struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
+{
+	struct sroce_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&sdev->mr_xa, key >> 8);
+	if (mr && (mr->ibmr.lkey != key || !refcount_inc_not_zero(&mr->ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+void sroce_mr_put(struct sroce_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->done);
+}
+
+/* Access check for [va, va + len); 0 or -EACCES/-EFAULT. */
+int sroce_mr_check(struct sroce_mr *mr, struct sroce_pd *pd, u64 va, u32 len,
+		   u32 access)
+{
+	if (!READ_ONCE(mr->valid) || mr->ibmr.pd != &pd->ibpd)
+		return -EACCES;
+	if ((mr->access & access) != access)
+		return -EACCES;
+	if (va < mr->iova || len > mr->length ||
+	    va - mr->iova > mr->length - len)
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * Walk [va, va + len) of a checked MR page by page; fn gets the kernel
+ * address of each piece and its offset within the transfer.
+ */
+static int sroce_mr_walk(struct sroce_mr *mr, u64 va, u32 len,
+			 int (*fn)(void *kva, u32 off, u32 n, void *arg),
+			 void *arg)
+{
+	u64 off;
+	u32 done = 0;
+	int err;
+
+	if (mr->kind == SROCE_MR_DMA)
+		return fn((void *)(uintptr_t)va, 0, len, arg);
+	off = va - mr->iova + mr->offset;
+	while (done < len) {
+		u64 pidx = off >> mr->page_shift;
+		u32 poff = off & ((1ULL << mr->page_shift) - 1);
+		u32 n = min_t(u64, len - done, (1ULL << mr->page_shift) - poff);
+
+		if (pidx >= mr->npages)
+			return -EFAULT;
+		err = fn((u8 *)mr->pages[pidx] + poff, done, n, arg);
+		if (err)
+			return err;
+		done += n;
+		off += n;
+	}
+	return 0;
+}
+
+struct sroce_copy_arg {
+	u8	*buf;
+	bool	to_mr;
+};
+
+static int sroce_copy_fn(void *kva, u32 off, u32 n, void *arg)
+{
+	struct sroce_copy_arg *a = arg;
+
+	if (a->to_mr)
+		memcpy(kva, a->buf + off, n);
+	else
+		memcpy(a->buf + off, kva, n);
+	return 0;
+}
+
+int sroce_mr_copy(struct sroce_mr *mr, u64 va, void *buf, u32 len, bool to_mr)
+{
+	struct sroce_copy_arg a = { .buf = buf, .to_mr = to_mr };
+
+	return sroce_mr_walk(mr, va, len, sroce_copy_fn, &a);
+}
+
+struct sroce_skb_arg {
+	const struct sk_buff *skb;
+	u32 off;
+};
+
+static int sroce_skb_fn(void *kva, u32 off, u32 n, void *arg)
+{
+	struct sroce_skb_arg *a = arg;
+
+	return skb_copy_bits(a->skb, a->off + off, kva, n);
+}
+
+int sroce_mr_from_skb(struct sroce_mr *mr, u64 va, const struct sk_buff *skb,
+		      u32 off, u32 len)
+{
+	struct sroce_skb_arg a = { .skb = skb, .off = off };
+
+	return sroce_mr_walk(mr, va, len, sroce_skb_fn, &a);
+}

@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Queue pairs: creation, the modify state machine (transition table from
+ * the wire codec), query, destroy, and the error/flush semantics.
+ */
+#include <linux/slab.h>
+#include <linux/log2.h>
+#include <rdma/ib_cache.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "sroce/sroce.h"
+#include "sroce/verbs.h"
+#include "sroce/wire/qp_state.h"
+#include "sroce/wire/udp.h"
+
+struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn)
+{
+	struct sroce_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&sdev->qp_xa, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->ref))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+void sroce_qp_put(struct sroce_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->ref))
+		complete(&qp->done);
+}
+
+static int sroce_qp_check_cap(struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *cap = &init->cap;
+
+	if (cap->max_send_wr > SROCE_MAX_QP_WR ||
+	    cap->max_recv_wr > SROCE_MAX_QP_WR ||
+	    cap->max_send_sge > SROCE_MAX_SGE ||
+	    cap->max_recv_sge > SROCE_MAX_SGE ||
+	    cap->max_inline_data > SROCE_MAX_INLINE)
+		return -EINVAL;
+	return 0;
+}
+
+static int sroce_qp_alloc_queues(struct sroce_dev *sdev, struct sroce_qp *qp,
+				 struct ib_qp_cap *cap)
+{
+	u32 sq_wr = max_t(u32, cap->max_send_wr, 1);
+	u32 rq_wr = max_t(u32, cap->max_recv_wr, 1);
+	u32 sq_data = max_t(u32, cap->max_send_sge * sizeof(struct sroce_abi_sge),
+			    cap->max_inline_data);
+	int err;
+
+	qp->sq.slots = roundup_pow_of_two(sq_wr + 1);
+	qp->sq.max_wr = qp->sq.slots - 1;
+	qp->sq.max_sge = max_t(u32, cap->max_send_sge, 1);
+	qp->sq.max_inline = cap->max_inline_data;
+	qp->sq.kwqe = kvcalloc(qp->sq.slots, sizeof(*qp->sq.kwqe), GFP_KERNEL);
+	if (!qp->sq.kwqe)
+		return -ENOMEM;
+
+	qp->rq.slots = roundup_pow_of_two(rq_wr + 1);
+	qp->rq.max_wr = qp->rq.slots - 1;
+	qp->rq.max_sge = max_t(u32, cap->max_recv_sge, 1);
+
+	if (qp->user) {
+		err = sroce_queue_init(sdev, &qp->sq.q, sq_wr,
+				       sizeof(struct sroce_abi_send_wqe) + sq_data);
+		if (err)
+			return err;
+		/* the ring may hold more inline bytes than we accept: cap it */
+		qp->sq.max_inline = min_t(u32, SROCE_MAX_INLINE,
+					  qp->sq.q.elem_size -
+					  sizeof(struct sroce_abi_send_wqe));
+		err = sroce_queue_init(sdev, &qp->rq.q, rq_wr,
+				       sizeof(struct sroce_abi_recv_wqe) +
+				       qp->rq.max_sge *
+				       sizeof(struct sroce_abi_sge));
+		if (err)
+			return err;
+	} else {
+		qp->rq.krwqe = kvcalloc(qp->rq.slots, sizeof(*qp->rq.krwqe),
+					GFP_KERNEL);
+		if (!qp->rq.krwqe)
+			return -ENOMEM;
+	}
+	qp->resp.res = kcalloc(SROCE_MAX_RD_ATOMIC, sizeof(*qp->resp.res),
+			       GFP_KERNEL);
+	if (!qp->resp.res)
+		return -ENOMEM;
+	return 0;
+}
+
+static void sroce_qp_free_queues(struct sroce_qp *qp)
+{
+	if (qp->sq.q.buf)
+		sroce_queue_free(&qp->sq.q);
+	if (qp->rq.q.buf)
+		sroce_queue_free(&qp->rq.q);
+	kvfree(qp->sq.kwqe);
+	kvfree(qp->rq.krwqe);
+	kfree(qp->resp.res);
+}
+
+int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibqp->device);
+	struct sroce_qp *qp = to_sqp(ibqp);
+	struct sroce_abi_create_qp_resp resp = {};
+	u32 qpn;
+	int err;
+
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		break;
+	case IB_QPT_GSI:
+		if (udata || init->port_num != 1)
+			return -EINVAL;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (init->create_flags || init->srq)
+		return -EOPNOTSUPP;
+	if (!init->send_cq || !init->recv_cq)
+		return -EINVAL;
+	err = sroce_qp_check_cap(init);
+	if (err)
+		return err;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+	if (atomic_inc_return(&sdev->n_qp) > SROCE_MAX_QP) {
+		atomic_dec(&sdev->n_qp);
+		return -ENOMEM;
+	}
+
+	qp->sdev = sdev;
+	qp->user = !!udata;
+	qp->type = init->qp_type;
+	qp->state = IB_QPS_RESET;
+	qp->pd = to_spd(ibqp->pd);
+	qp->scq = to_scq(init->send_cq);
+	qp->rcq = to_scq(init->recv_cq);
+	qp->sq_sig_type = init->sq_sig_type;
+	qp->path_mtu = IB_MTU_1024;
+	qp->mtu = 1024;
+	qp->cpu = raw_smp_processor_id();
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->done);
+	mutex_init(&qp->modify_lock);
+	spin_lock_init(&qp->sq.lock);
+	spin_lock_init(&qp->rq.lock);
+	timer_setup(&qp->retrans_timer, sroce_retrans_timer_fn, 0);
+	timer_setup(&qp->rnr_timer, sroce_rnr_timer_fn, 0);
+	INIT_WORK(&qp->req_work, sroce_req_work);
+
+	err = sroce_qp_alloc_queues(sdev, qp, &init->cap);
+	if (err)
+		goto err_free;
+
+	/* reserve the QPN; the QP becomes visible to packets only when built */
+	if (qp->type == IB_QPT_GSI) {
+		qpn = SROCE_GSI_QPN;
+		err = xa_insert(&sdev->qp_xa, qpn, NULL, GFP_KERNEL);
+	} else {
+		err = xa_alloc_cyclic(&sdev->qp_xa, &qpn, NULL,
+				      XA_LIMIT(SROCE_FIRST_QPN, SROCE_QPN_MASK),
+				      &sdev->qp_next, GFP_KERNEL);
+		if (err > 0)
+			err = 0;
+	}
+	if (err)
+		goto err_free;
+	qp->qpn = qpn;
+	ibqp->qp_num = qpn;
+
+	if (udata) {
+		struct ib_ucontext *uctx = sroce_udata_uctx(udata);
+
+		err = sroce_queue_map(&qp->rq.q, uctx, &resp.rq_mi);
+		if (!err)
+			err = sroce_queue_map(&qp->sq.q, uctx, &resp.sq_mi);
+		if (!err)
+			err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_xa;
+	}
+	init->cap.max_send_wr = qp->sq.max_wr;
+	init->cap.max_recv_wr = qp->rq.max_wr;
+	init->cap.max_send_sge = qp->sq.max_sge;
+	init->cap.max_recv_sge = qp->rq.max_sge;
+	init->cap.max_inline_data = qp->sq.max_inline;
+
+	xa_store(&sdev->qp_xa, qpn, qp, GFP_KERNEL);
+	qp->valid = true;
+	return 0;
+
+err_xa:
+	xa_erase(&sdev->qp_xa, qpn);
+err_free:
+	sroce_qp_free_queues(qp);
+	atomic_dec(&sdev->n_qp);
+	return err;
+}
+
+/* Caller holds sq.lock and rq.lock. */
+static void sroce_qp_reset_locked(struct sroce_qp *qp)
+{
+	qp->sq.head = 0;
+	qp->sq.req = 0;
+	qp->sq.comp = 0;
+	qp->rq.prod = 0;
+	qp->rq.cons = 0;
+	if (qp->user) {
+		/* the provider resets its view of the rings on reset too */
+		qp->sq.q.buf->producer_index = 0;
+		qp->sq.q.buf->consumer_index = 0;
+		qp->rq.q.buf->producer_index = 0;
+		qp->rq.q.buf->consumer_index = 0;
+	}
+	memset(&qp->req, 0, sizeof(qp->req));
+	memset(&qp->comp, 0, sizeof(qp->comp));
+	sroce_resp_reset(qp);
+}
+
+static int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
+			       int mask)
+{
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index != 0)
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
+		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && attr->timeout > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > SROCE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > SROCE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > SROCE_QPN_MASK)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~(IB_ACCESS_REMOTE_WRITE |
+				       IB_ACCESS_REMOTE_READ |
+				       IB_ACCESS_REMOTE_ATOMIC |
+				       IB_ACCESS_LOCAL_WRITE)))
+		return -EINVAL;
+	if ((mask & IB_QP_ALT_PATH) || (mask & IB_QP_PATH_MIG_STATE))
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	struct sroce_dev *sdev = qp->sdev;
+	enum ib_qp_state cur, new;
+	struct sroce_av av;
+	bool flush = false, kick = false;
+	int err;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	mutex_lock(&qp->modify_lock);
+	cur = qp->state;
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) {
+		err = -EINVAL;
+		goto out;
+	}
+	new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	err = sroce_qp_modify_check(cur, new, qp->type, mask);
+	if (err)
+		goto out;
+	err = sroce_qp_check_attr(qp, attr, mask);
+	if (err)
+		goto out;
+	if (mask & IB_QP_AV) {
+		err = sroce_av_from_attr(sdev, &av, &attr->ah_attr);
+		if (err)
+			goto out;
+	}
+
+	spin_lock_bh(&qp->sq.lock);
+	spin_lock(&qp->rq.lock);
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->access = attr->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		qp->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_QKEY)
+		qp->qkey = attr->qkey;
+	if (mask & IB_QP_AV) {
+		qp->av = av;
+		qp->av_valid = true;
+	}
+	if (mask & IB_QP_PATH_MTU) {
+		enum ib_mtu mtu = min(attr->path_mtu, READ_ONCE(sdev->port_mtu));
+
+		qp->path_mtu = mtu;
+		qp->mtu = ib_mtu_enum_to_int(mtu);
+	}
+	if (mask & IB_QP_TIMEOUT)
+		qp->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		qp->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		qp->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->max_rd_atomic = max_t(u8, attr->max_rd_atomic, 1);
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->max_dest_rd_atomic = max_t(u8, attr->max_dest_rd_atomic, 1);
+	if (mask & IB_QP_DEST_QPN)
+		qp->dest_qpn = attr->dest_qp_num;
+	if (mask & IB_QP_RQ_PSN)
+		qp->resp.epsn = attr->rq_psn & SROCE_PSN_MASK;
+	if (mask & IB_QP_SQ_PSN) {
+		qp->req.psn = attr->sq_psn & SROCE_PSN_MASK;
+		qp->comp.psn = qp->req.psn;
+	}
+	if (mask & (IB_QP_DEST_QPN | IB_QP_STATE))
+		qp->sport = sroce_udp_sport(qp->qpn, qp->dest_qpn);
+
+	if (new != cur) {
+		switch (new) {
+		case IB_QPS_RESET:
+			sroce_qp_reset_locked(qp);
+			break;
+		case IB_QPS_RTS:
+			qp->req.retry_cnt = qp->retry_cnt;
+			qp->req.rnr_retry = qp->rnr_retry;
+			kick = true;
+			break;
+		case IB_QPS_SQD:
+			qp->sq_draining = true;
+			break;
+		case IB_QPS_ERR:
+			flush = true;
+			break;
+		default:
+			break;
+		}
+		if (cur == IB_QPS_SQD)
+			qp->sq_draining = false;
+		WRITE_ONCE(qp->state, new);
+	}
+	spin_unlock(&qp->rq.lock);
+	spin_unlock_bh(&qp->sq.lock);
+
+	if (flush)
+		sroce_qp_flush(qp);
+	if (kick)
+		sroce_req_kick(qp);
+out:
+	mutex_unlock(&qp->modify_lock);
+	return err;
+}
+
+int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+	attr->qp_state = READ_ONCE(qp->state);
+	attr->cur_qp_state = attr->qp_state;
+	attr->path_mtu = qp->path_mtu;
+	attr->path_mig_state = IB_MIG_MIGRATED;
+	attr->qkey = qp->qkey;
+	attr->rq_psn = qp->resp.epsn;
+	attr->sq_psn = qp->req.psn;
+	attr->dest_qp_num = qp->dest_qpn;
+	attr->qp_access_flags = qp->access;
+	attr->pkey_index = qp->pkey_index;
+	attr->port_num = 1;
+	attr->sq_draining = qp->sq_draining;
+	attr->max_rd_atomic = qp->max_rd_atomic;
+	attr->max_dest_rd_atomic = qp->max_dest_rd_atomic;
+	attr->min_rnr_timer = qp->min_rnr_timer;
+	attr->timeout = qp->timeout;
+	attr->retry_cnt = qp->retry_cnt;
+	attr->rnr_retry = qp->rnr_retry;
+	attr->cap.max_send_wr = qp->sq.max_wr;
+	attr->cap.max_recv_wr = qp->rq.max_wr;
+	attr->cap.max_send_sge = qp->sq.max_sge;
+	attr->cap.max_recv_sge = qp->rq.max_sge;
+	attr->cap.max_inline_data = qp->sq.max_inline;
+	if (qp->av_valid) {
+		attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+		rdma_ah_set_port_num(&attr->ah_attr, 1);
+		rdma_ah_set_grh(&attr->ah_attr, &qp->av.dgid,
+				qp->av.flow_label, qp->av.sgid_index,
+				qp->av.hop_limit, qp->av.traffic_class);
+	}
+	init->qp_type = qp->type;
+	init->send_cq = &qp->scq->ibcq;
+	init->recv_cq = &qp->rcq->ibcq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sq_sig_type;
+	return 0;
+}
+
+/* Move to the error state: every outstanding WQE completes with a flush. */
+void sroce_qp_error(struct sroce_qp *qp)
+{
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	if (qp->ibqp.event_handler) {
+		struct ib_event ev = {
+			.device = qp->ibqp.device,
+			.element.qp = &qp->ibqp,
+			.event = IB_EVENT_QP_FATAL,
+		};
+
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	}
+}
+
+void sroce_qp_flush(struct sroce_qp *qp)
+{
+	spin_lock_bh(&qp->sq.lock);
+	sroce_comp_flush_sq(qp);
+	spin_unlock_bh(&qp->sq.lock);
+	spin_lock_bh(&qp->rq.lock);
+	sroce_qp_flush_rq(qp);
+	spin_unlock_bh(&qp->rq.lock);
+}
+
+int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	struct sroce_dev *sdev = qp->sdev;
+
+	spin_lock_bh(&qp->sq.lock);
+	spin_lock(&qp->rq.lock);
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	qp->valid = false;
+	spin_unlock(&qp->rq.lock);
+	spin_unlock_bh(&qp->sq.lock);
+
+	xa_erase(&sdev->qp_xa, qp->qpn);
+	sroce_qp_put(qp);
+	wait_for_completion(&qp->done);
+	/* no packet can reach the QP now; stop its timers and work */
+	sroce_timer_delete_sync(&qp->retrans_timer);
+	sroce_timer_delete_sync(&qp->rnr_timer);
+	cancel_work_sync(&qp->req_work);
+	sroce_timer_delete_sync(&qp->retrans_timer);
+	sroce_timer_delete_sync(&qp->rnr_timer);
+
+	sroce_qp_free_queues(qp);
+	atomic_dec(&sdev->n_qp);
+	return 0;
+}

@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Network glue internals shared by the files under drivers/net. */
+#ifndef SROCE_NET_H
+#define SROCE_NET_H
+
+#include <linux/net.h>
+
+struct socket *sroce_net_sock6(void);
+
+#endif /* SROCE_NET_H */

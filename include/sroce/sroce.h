@@ -1,0 +1,492 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * sroce: software RoCEv2 HCA.  Objects shared by the verbs layer, the
+ * transport engines and the network glue.
+ */
+#ifndef SROCE_H
+#define SROCE_H
+
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
+#include <linux/interrupt.h>
+#include <linux/refcount.h>
+#include <linux/completion.h>
+#include <linux/timer.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_umem.h>
+
+#include "sroce/compat.h"
+#include "sroce/wire/hdr.h"
+#include "sroce/wire/opcode.h"
+#include "sroce/wire/psn.h"
+#include "uapi/rdma/sroce-abi.h"
+
+#define SROCE_DRV_NAME		"sroce"
+
+/* Device limits: what query_device reports and every verb enforces. */
+#define SROCE_MAX_QP		0x10000
+#define SROCE_MAX_QP_WR		0x4000
+#define SROCE_MAX_SGE		32
+#define SROCE_MAX_INLINE	512
+#define SROCE_MAX_CQ		0x10000
+#define SROCE_MAX_CQE		0x8000
+#define SROCE_MAX_MR		0x10000
+#define SROCE_MAX_PD		0x10000
+#define SROCE_MAX_AH		0x10000
+#define SROCE_MAX_RD_ATOMIC	16
+#define SROCE_MAX_MR_SIZE	(1ULL << 40)
+#define SROCE_GID_TBL_LEN	1024
+#define SROCE_PKEY_DEFAULT	0xffff
+#define SROCE_FIRST_QPN		16
+#define SROCE_GSI_QPN		1
+#define SROCE_MAX_UNACKED_PSNS	256
+#define SROCE_ACKREQ_EVERY	16	/* request an ACK at least this often */
+#define SROCE_RX_BUDGET		64
+#define SROCE_TX_BUDGET		64
+#define SROCE_MIN_RETRANS_MS	100	/* TCG guests are slow: floor for the ACK timer */
+
+/* Drop/packet counters, exported through rdma statistics. */
+enum sroce_counter {
+	SROCE_CNT_TX_PKTS,
+	SROCE_CNT_RX_PKTS,
+	SROCE_CNT_RX_DROP_MALFORMED,
+	SROCE_CNT_RX_DROP_ICRC,
+	SROCE_CNT_RX_DROP_NO_QP,
+	SROCE_CNT_RX_DROP_QP_STATE,
+	SROCE_CNT_RX_DROP_PKEY,
+	SROCE_CNT_RX_DROP_OPCODE,
+	SROCE_CNT_RX_DUP_REQ,
+	SROCE_CNT_RX_OOS_REQ,
+	SROCE_CNT_RX_OOS_RESP,
+	SROCE_CNT_TX_NAK_SEQ,
+	SROCE_CNT_TX_RNR_NAK,
+	SROCE_CNT_TX_NAK_OTHER,
+	SROCE_CNT_RETRANS_TIMEOUT,
+	SROCE_CNT_RETRANS_NAK,
+	SROCE_CNT_RNR_RETRY,
+	SROCE_CNT_CQ_OVERFLOW,
+	SROCE_CNT_LOOPBACK,
+	SROCE_CNT_TX_ERR,
+	SROCE_NUM_COUNTERS,
+};
+
+struct sroce_dev {
+	struct ib_device	ib_dev;
+	struct net_device	*ndev;		/* bound netdev; a reference is held */
+	struct list_head	list;		/* sroce_devs, RCU */
+
+	struct xarray		qp_xa;		/* qpn -> qp */
+	u32			qp_next;
+	struct xarray		mr_xa;		/* key >> 8 -> mr */
+	u32			mr_next;
+	struct xarray		ah_xa;		/* ah_num -> ah */
+	u32			ah_next;
+
+	atomic_t		n_pd, n_cq, n_qp, n_mr, n_ah;
+	enum ib_port_state	port_state;
+	enum ib_mtu		port_mtu;	/* active MTU derived from netdev */
+
+	struct sk_buff_head	lb_queue;	/* local delivery, drained in softirq */
+	struct tasklet_struct	lb_task;
+
+	atomic64_t		cnt[SROCE_NUM_COUNTERS];
+};
+
+static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct sroce_dev, ib_dev);
+}
+
+static inline void sroce_count(struct sroce_dev *sdev, enum sroce_counter c)
+{
+	atomic64_inc(&sdev->cnt[c]);
+}
+
+struct sroce_ucontext {
+	struct ib_ucontext	ibuc;
+};
+
+struct sroce_pd {
+	struct ib_pd		ibpd;
+};
+
+static inline struct sroce_pd *to_spd(struct ib_pd *pd)
+{
+	return container_of(pd, struct sroce_pd, ibpd);
+}
+
+/* Resolved address vector: enough to build IP/UDP headers. */
+struct sroce_av {
+	u8			net_type;	/* SROCE_NET_TYPE_IPV4/6 */
+	u8			hop_limit;
+	u8			traffic_class;
+	u32			flow_label;
+	u8			sgid_index;
+	union ib_gid		dgid;
+	union ib_gid		sgid;
+	union {
+		struct in_addr	v4;
+		struct in6_addr	v6;
+	} saddr, daddr;
+};
+
+/* What a user UD WQE's ah_num resolves to; freed after an RCU grace period. */
+struct sroce_ah_entry {
+	struct rcu_head		rcu;
+	struct ib_pd		*pd;
+	struct sroce_av		av;
+};
+
+struct sroce_ah {
+	struct ib_ah		ibah;
+	u32			ah_num;
+	struct sroce_ah_entry	*ent;
+};
+
+static inline struct sroce_ah *to_sah(struct ib_ah *ah)
+{
+	return container_of(ah, struct sroce_ah, ibah);
+}
+
+/*
+ * A queue that may be shared with user space.  The kernel owns one index
+ * (kept here, in kernel memory); it only ever reads the other, masks it and
+ * bounds it.
+ */
+struct sroce_queue {
+	struct sroce_abi_queue_buf *buf;	/* vmalloc_user memory */
+	size_t			buf_size;
+	u32			slots;		/* power of two */
+	u32			mask;
+	u32			log2_elem;
+	u32			elem_size;
+	struct rdma_user_mmap_entry *mmap;	/* non-NULL when user mapped */
+};
+
+static inline void *sroce_queue_slot(struct sroce_queue *q, u32 idx)
+{
+	return q->buf->data + ((size_t)(idx & q->mask) << q->log2_elem);
+}
+
+struct sroce_mmap_entry {
+	struct rdma_user_mmap_entry rdma_entry;
+	void			*vaddr;
+};
+
+/* Completion queue. */
+struct sroce_cq {
+	struct ib_cq		ibcq;
+	struct sroce_queue	q;		/* ib_uverbs_wc (user) or ib_wc (kernel) */
+	spinlock_t		lock;
+	u32			prod;		/* kernel-owned producer */
+	u32			cons;		/* kernel CQs only */
+	u8			notify;		/* 0, IB_CQ_NEXT_COMP or IB_CQ_SOLICITED */
+	bool			user;
+	bool			overflow;
+};
+
+static inline struct sroce_cq *to_scq(struct ib_cq *cq)
+{
+	return container_of(cq, struct sroce_cq, ibcq);
+}
+
+/* Memory region: a page list of kernel virtual addresses. */
+enum sroce_mr_kind {
+	SROCE_MR_DMA,		/* all of kernel memory, iova == kva */
+	SROCE_MR_USER,		/* pinned user pages */
+	SROCE_MR_FAST,		/* filled by map_mr_sg */
+};
+
+struct sroce_mr {
+	struct ib_mr		ibmr;
+	struct sroce_dev	*sdev;
+	enum sroce_mr_kind	kind;
+	refcount_t		ref;
+	struct completion	done;
+	bool			valid;
+	u32			access;
+	u64			iova;
+	u64			length;
+	u32			page_shift;
+	u32			offset;		/* of iova within the first page */
+	u32			npages;
+	u32			max_pages;
+	void			**pages;	/* kva of each page */
+	struct ib_umem		*umem;
+};
+
+static inline struct sroce_mr *to_smr(struct ib_mr *mr)
+{
+	return container_of(mr, struct sroce_mr, ibmr);
+}
+
+struct sroce_sge {
+	u64	addr;
+	u32	length;
+	u32	lkey;
+};
+
+/* Kernel copy of a send WQE: validated once, never re-read from user memory. */
+enum sroce_wqe_state {
+	SROCE_WQE_PENDING,	/* not fully transmitted */
+	SROCE_WQE_SENT,		/* all packets out, waiting for ACK/response */
+	SROCE_WQE_DONE,		/* acknowledged (or failed), ready to complete */
+};
+
+struct sroce_swqe {
+	u64	wr_id;
+	u32	opcode;		/* IB_WR_* */
+	u32	send_flags;
+	u32	imm_data;	/* network order, as carried in ImmDt */
+	u32	inv_rkey;
+	u64	remote_addr;
+	u32	rkey;
+	u64	compare_add;
+	u64	swap;
+	u32	remote_qpn;
+	u32	remote_qkey;
+	struct sroce_av av;	/* UD: resolved at post/fetch time */
+	u32	length;
+	u32	num_sge;
+
+	/* transport state */
+	u8	state;
+	u8	status;		/* enum ib_wc_status */
+	bool	is_inline;
+	u32	first_psn;
+	u32	last_psn;
+	u32	npkts;
+	u32	sent;		/* bytes segmented so far */
+	u32	cur_sge;
+	u32	sge_off;
+	u32	rcvd;		/* read response bytes placed */
+	union {
+		struct sroce_sge sge[SROCE_MAX_SGE];
+		u8	inline_data[SROCE_MAX_INLINE];
+	};
+};
+
+struct sroce_rwqe {
+	u64	wr_id;
+	u32	num_sge;
+	u32	length;
+	struct sroce_sge sge[SROCE_MAX_SGE];
+};
+
+struct sroce_sq {
+	struct sroce_queue	q;		/* user QPs: the ring librxe fills */
+	struct sroce_swqe	*kwqe;		/* kernel copies, slots entries */
+	u32			slots;		/* power of two */
+	u32			max_wr;
+	u32			max_sge;
+	u32			max_inline;
+	/* free-running counters; slot = counter & (slots - 1) */
+	u32			head;		/* kernel posts / user ring fetched up to here */
+	u32			req;		/* next WQE the requester works on */
+	u32			comp;		/* oldest WQE not yet completed */
+	spinlock_t		lock;		/* requester + completer */
+};
+
+struct sroce_rq {
+	struct sroce_queue	q;		/* user QPs */
+	struct sroce_rwqe	*krwqe;		/* kernel QPs */
+	u32			slots;
+	u32			max_wr;
+	u32			max_sge;
+	u32			prod;		/* kernel QPs: producer */
+	u32			cons;		/* kernel-owned consumer */
+	spinlock_t		lock;		/* responder + post_recv */
+};
+
+/* RDMA READ / atomic request kept so a duplicate can be replayed. */
+struct sroce_rd_res {
+	bool	valid;
+	u8	opcode;
+	u32	first_psn;
+	u32	last_psn;
+	u64	va;
+	u32	rkey;
+	u32	length;
+	u64	atomic_orig;
+};
+
+struct sroce_req_state {
+	u32	psn;		/* next PSN to assign */
+	u32	ssn;
+	u32	rd_outstanding;	/* read/atomic requests in flight */
+	u32	pkts_since_ackreq;
+	bool	need_retry;
+	bool	rnr_wait;
+	u8	retry_cnt;
+	u8	rnr_retry;
+};
+
+struct sroce_comp_state {
+	u32	psn;		/* oldest PSN not acknowledged */
+	u32	read_psn;	/* next expected read response PSN */
+};
+
+struct sroce_resp_state {
+	u32	epsn;		/* expected request PSN */
+	u32	msn;
+	bool	nak_seq_sent;	/* one NAK per sequence error */
+	bool	in_send;	/* multi-packet send in progress */
+	bool	in_write;	/* multi-packet write in progress */
+	bool	have_rwqe;
+	struct sroce_rwqe rwqe;
+	u32	rcv_len;	/* bytes of the current send placed */
+	u32	rcv_sge;
+	u32	rcv_sge_off;
+	struct sroce_mr	*wr_mr;	/* current RDMA WRITE target */
+	u64	wr_va;
+	u32	wr_resid;
+	u32	wr_imm;
+	bool	wr_has_imm;
+	struct sroce_rd_res *res;	/* max_dest_rd_atomic entries */
+	u32	res_head;
+	u32	n_res;
+	u8	last_syndrome;	/* AETH syndrome of the last ACK we sent */
+};
+
+struct sroce_qp {
+	struct ib_qp		ibqp;
+	struct sroce_dev	*sdev;
+	refcount_t		ref;
+	struct completion	done;
+	bool			user;
+	bool			valid;		/* published in qp_xa */
+	enum ib_qp_type		type;
+	enum ib_qp_state	state;		/* written under sq.lock + rq.lock */
+	struct mutex		modify_lock;
+	u32			qpn;
+	struct sroce_pd		*pd;
+	struct sroce_cq		*scq;
+	struct sroce_cq		*rcq;
+	enum ib_sig_type	sq_sig_type;
+
+	/* attributes */
+	u32			dest_qpn;
+	u32			qkey;
+	u16			pkey_index;
+	u32			access;		/* qp_access_flags */
+	enum ib_mtu		path_mtu;
+	u32			mtu;		/* bytes */
+	u8			timeout;
+	u8			retry_cnt;
+	u8			rnr_retry;
+	u8			min_rnr_timer;
+	u8			max_rd_atomic;
+	u8			max_dest_rd_atomic;
+	u16			sport;		/* UDP source port */
+	struct sroce_av		av;		/* primary path (RC/UC) */
+	bool			av_valid;
+	bool			sq_draining;
+
+	struct sroce_sq		sq;
+	struct sroce_rq		rq;
+
+	struct sroce_req_state	req;
+	struct sroce_comp_state	comp;
+	struct sroce_resp_state	resp;
+
+	struct timer_list	retrans_timer;
+	struct timer_list	rnr_timer;
+	struct work_struct	req_work;	/* deferred requester runs */
+	int			cpu;
+};
+
+static inline struct sroce_qp *to_sqp(struct ib_qp *qp)
+{
+	return container_of(qp, struct sroce_qp, ibqp);
+}
+
+static inline bool sroce_qp_is_ud(const struct sroce_qp *qp)
+{
+	return qp->type == IB_QPT_UD || qp->type == IB_QPT_GSI;
+}
+
+/* Per-packet state on the receive path (lives on the stack). */
+struct sroce_pkt {
+	struct sroce_dev	*sdev;
+	struct sroce_qp		*qp;
+	struct sk_buff		*skb;
+	struct sroce_pkt_hdrs	h;
+	u32			bth_off;	/* from skb->data */
+	u32			payload_off;	/* from skb->data */
+	u8			net_type;
+	union ib_gid		sgid;		/* source GID of the packet */
+	union ib_gid		dgid;
+};
+
+/* drivers/core */
+extern struct workqueue_struct *sroce_wq;
+struct sroce_dev *sroce_dev_by_netdev(struct net_device *ndev);
+int sroce_dev_add(const char *ibdev_name, struct net_device *ndev);
+void sroce_dev_port_event(struct sroce_dev *sdev, bool up);
+void sroce_dev_mtu_changed(struct sroce_dev *sdev);
+void sroce_dev_remove_all(void);
+void sroce_dev_netdev_unregister(struct net_device *ndev);
+enum ib_mtu sroce_mtu_from_netdev(unsigned int mtu);
+
+/* drivers/verbs */
+extern const struct ib_device_ops sroce_verbs_ops;
+int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+void sroce_mmap_free(struct rdma_user_mmap_entry *re);
+int sroce_queue_init(struct sroce_dev *sdev, struct sroce_queue *q,
+		     u32 nelem, u32 elem_size);
+int sroce_queue_map(struct sroce_queue *q, struct ib_ucontext *uctx,
+		    struct sroce_abi_mmap_info *mi);
+void sroce_queue_free(struct sroce_queue *q);
+u32 sroce_queue_user_prod(struct sroce_queue *q);
+u32 sroce_queue_user_cons(struct sroce_queue *q);
+void sroce_queue_publish_prod(struct sroce_queue *q, u32 prod);
+void sroce_queue_publish_cons(struct sroce_queue *q, u32 cons);
+
+int sroce_cq_post(struct sroce_cq *cq, const struct ib_wc *wc, bool solicited);
+
+struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn);
+void sroce_qp_put(struct sroce_qp *qp);
+void sroce_qp_error(struct sroce_qp *qp);
+void sroce_qp_flush(struct sroce_qp *qp);
+void sroce_sq_fetch(struct sroce_qp *qp);
+int sroce_rq_fetch(struct sroce_qp *qp, struct sroce_rwqe *out);
+void sroce_qp_flush_rq(struct sroce_qp *qp);
+
+struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);
+void sroce_mr_put(struct sroce_mr *mr);
+int sroce_mr_check(struct sroce_mr *mr, struct sroce_pd *pd, u64 va, u32 len,
+		   u32 access);
+int sroce_mr_copy(struct sroce_mr *mr, u64 va, void *buf, u32 len, bool to_mr);
+int sroce_mr_from_skb(struct sroce_mr *mr, u64 va, const struct sk_buff *skb,
+		      u32 off, u32 len);
+int sroce_ah_lookup_av(struct sroce_dev *sdev, u32 ah_num, struct ib_pd *pd,
+		       struct sroce_av *av);
+int sroce_av_from_attr(struct sroce_dev *sdev, struct sroce_av *av,
+		       const struct rdma_ah_attr *attr);
+
+/* drivers/transport */
+void sroce_req_run(struct sroce_qp *qp);
+void sroce_req_kick(struct sroce_qp *qp);
+void sroce_req_work(struct work_struct *work);
+void sroce_retrans_timer_fn(struct timer_list *t);
+void sroce_rnr_timer_fn(struct timer_list *t);
+void sroce_resp_rcv(struct sroce_pkt *pkt);
+void sroce_comp_rcv(struct sroce_pkt *pkt);
+void sroce_comp_complete(struct sroce_qp *qp);
+void sroce_comp_flush_sq(struct sroce_qp *qp);
+void sroce_resp_reset(struct sroce_qp *qp);
+
+/* drivers/net */
+int sroce_net_init(void);
+void sroce_net_exit(void);
+struct sk_buff *sroce_pkt_alloc(struct sroce_dev *sdev, const struct sroce_av *av,
+				u32 bth_len, u32 payload_len, u8 **bth);
+int sroce_pkt_send(struct sroce_dev *sdev, const struct sroce_av *av,
+		   u16 sport, struct sk_buff *skb);
+void sroce_lb_task(struct tasklet_struct *t);
+void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb);
+
+#endif /* SROCE_H */
