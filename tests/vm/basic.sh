@@ -79,8 +79,13 @@ setup() {
 		local extra=/lib/modules/$(uname -r)/extra
 		mkdir -p "$extra"
 		cp "$KO" "$extra/"
-		info "depmod -a ($(basename "$KO") -> $extra)"
-		depmod -a
+		if [[ -n ${SROCE_MODINDEX:-} && -f $SROCE_MODINDEX/modules.dep.bin ]]; then
+			info "installing host-made depmod indexes from $SROCE_MODINDEX"
+			cp "$SROCE_MODINDEX"/modules.* "/lib/modules/$(uname -r)/"
+		else
+			info "depmod -a ($(basename "$KO") -> $extra; slow under TCG)"
+			depmod -a
+		fi
 		modinfo "$MOD" | sed -n '1,/^vermagic/p'
 	fi
 	mod_loaded && "$MODPROBE" -r "$MOD"

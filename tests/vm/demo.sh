@@ -12,7 +12,11 @@ sroce)
 	[[ -n ${SROCE_KO:-} || ! -f $REPO/build/modules/$(uname -r)/sroce.ko ]] || KO=$REPO/build/modules/$(uname -r)/sroce.ko
 	mkdir -p "/lib/modules/$(uname -r)/extra"
 	cp "$KO" "/lib/modules/$(uname -r)/extra/"
-	depmod -a
+	if [[ -n ${SROCE_MODINDEX:-} && -f $SROCE_MODINDEX/modules.dep.bin ]]; then
+		cp "$SROCE_MODINDEX"/modules.* "/lib/modules/$(uname -r)/"
+	else
+		depmod -a
+	fi
 	;;
 rxe) MOD=rdma_rxe LTYPE=rxe DEV=rxe0 ;;
 esac

@@ -2,8 +2,8 @@
 # Helpers for guest-side VM tests (sourced by tests/vm/*.sh inside the VM).
 #
 #   run_test NAME TIMEOUT_SECS FUNC [ARGS...]
-#       Runs FUNC in its own process group with a timeout. Output goes to the
-#       console (indented) and /results/tests/NAME.log. The test passes iff FUNC
+#       Runs FUNC in its own process group with a timeout. Output goes to
+#       /results/tests/NAME.log, then (indented) to stdout. The test passes iff FUNC
 #       returns 0 (it runs with `set -e`-like strictness: use `fail "msg"`).
 #       Leftover background processes of the test are killed afterwards.
 #       Appends "PASS NAME (Ts)" or "FAIL NAME (Ts): reason" to /results/results.txt.
@@ -89,7 +89,7 @@ run_test() {
 		set -eEuo pipefail
 		trap 'echo "FAILED: command \"$BASH_COMMAND\" exited $? (line $LINENO)" >&2; [[ -s $_T_REASON_FILE ]] || echo "line $LINENO: $BASH_COMMAND" >"$_T_REASON_FILE"' ERR
 		"$fn" "$@"
-	) > >(tee "$log" | sed 's/^/    /') 2>&1 &
+	) >"$log" 2>&1 &
 	pid=$!
 	set +m
 	end=$(($(date +%s) + tmo))
@@ -113,7 +113,7 @@ run_test() {
 	# Kill whatever the test left behind (background servers etc.).
 	kill -TERM -- "-$pid" 2>/dev/null && sleep 0.5
 	kill -KILL -- "-$pid" 2>/dev/null
-	sleep 0.3 # let the tee/sed of the log drain
+	sed 's/^/    /' "$log"
 	t1=$(now)
 	local dur
 	dur=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
