@@ -1,7 +1,51 @@
-# (Module build rules go above this section: the `modules` target must build
-# sroce.ko for the guest kernel given as KVER=<version>, e.g. 6.1.0-57-amd64,
-# against /lib/modules/$(KVER)/build, leaving it at ./sroce.ko or
-# build/modules/$(KVER)/sroce.ko. scripts/check calls `make modules KVER=...`.)
+# SPDX-License-Identifier: GPL-2.0
+# sroce top-level Makefile.
+#
+#   make [KVER=<ver>|KDIR=<dir>]   build ./sroce.ko (default: newest installed
+#                                  Debian 6.1 headers)
+#   make modules KVER=<ver>        build build/modules/<ver>/sroce.ko, so one
+#                                  tree serves several kernels side by side
+#   make lint                      W=1 + sparse (C=2) for every installed
+#                                  supported kernel, and checkpatch
+#   make unit                      host unit tests of the wire codec
+#   make check / demo / bench      see the tests and tooling section below
+SROCE_ROOT := $(patsubst %/,%,$(dir $(abspath $(firstword $(MAKEFILE_LIST)))))
+
+# Supported kernel lines: Debian 12's 6.1 LTS and 6.12 LTS.
+sroce_kvers = $(shell ls -d /usr/src/linux-headers-$(1)*-amd64 2>/dev/null | \
+		sed 's|.*/linux-headers-||' | grep -v -e '-rt-' -e '-cloud-' | sort -V)
+KVER_61 := $(lastword $(call sroce_kvers,6.1.))
+KVER_612 := $(lastword $(call sroce_kvers,6.12.))
+KVER ?= $(KVER_61)
+KDIR ?= /usr/src/linux-headers-$(KVER)
+LINT_KVERS ?= $(strip $(KVER_61) $(KVER_612))
+SRC_PARTS := Kbuild drivers include uapi
+
+.PHONY: all modules lint unit clean
+
+all:
+	$(MAKE) -C $(KDIR) M=$(SROCE_ROOT) W=1 modules
+
+# Out-of-tree objects live next to their sources, so each kernel gets its own
+# copy of the sources to build in.
+modules:
+	@test -d $(KDIR) || { echo "no kernel headers at $(KDIR) (scripts/deps)"; exit 1; }
+	@rm -rf build/modules/$(KVER)/src && mkdir -p build/modules/$(KVER)/src
+	@tar -C $(SROCE_ROOT) -cf - $(SRC_PARTS) | tar -C build/modules/$(KVER)/src -xf -
+	$(MAKE) -C $(KDIR) M=$(SROCE_ROOT)/build/modules/$(KVER)/src W=1 modules
+	@cp build/modules/$(KVER)/src/sroce.ko build/modules/$(KVER)/sroce.ko
+	@echo "built build/modules/$(KVER)/sroce.ko"
+
+lint:
+	@KVERS="$(LINT_KVERS)" $(SROCE_ROOT)/scripts/lint
+
+unit:
+	$(MAKE) -C tests/unit
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(SROCE_ROOT) clean
+	rm -rf build/modules build/lint
+	-$(MAKE) -C tests/unit clean
 
 # --- tests and tooling ---
 # deps:  install build/test dependencies (Debian, apt-get)

@@ -151,7 +151,7 @@ static int sroce_send6(struct sroce_dev *sdev, const struct sroce_av *av,
 	ip6h = skb_push(skb, sizeof(*ip6h));
 	skb_reset_network_header(skb);
 	ip6_flow_hdr(ip6h, av->traffic_class,
-		     htonl(av->flow_label & IPV6_FLOWLABEL_MASK));
+		     htonl(av->flow_label & 0xfffff));
 	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
 	ip6h->nexthdr = IPPROTO_UDP;
 	ip6h->hop_limit = av->hop_limit > 1 ? av->hop_limit : 64;

@@ -10,8 +10,9 @@
 #include "sroce/verbs.h"
 
 int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		    struct ib_udata *udata)
+		    sroce_create_cq_arg_t *arg)
 {
+	struct ib_udata *udata = sroce_create_cq_udata(arg);
 	struct sroce_dev *sdev = to_sdev(ibcq->device);
 	struct sroce_cq *cq = to_scq(ibcq);
 	struct sroce_abi_create_cq_resp resp = {};

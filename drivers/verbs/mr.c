@@ -7,6 +7,7 @@
 #include <linux/mm.h>
 #include <linux/skbuff.h>
 #include <rdma/ib_umem.h>
+#include <rdma/iter.h>
 
 #include "sroce/sroce.h"
 #include "sroce/verbs.h"

@@ -9,11 +9,8 @@
 
 #include <linux/version.h>
 #include <linux/timer.h>
-
-/* umem block iterators lived in their own header before moving to ib_umem.h */
-#if __has_include(<rdma/iter.h>)
-#include <rdma/iter.h>
-#endif
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 #define sroce_timer_delete_sync(t)	timer_delete_sync(t)
@@ -25,6 +22,22 @@
 #define sroce_from_timer(var, t, field)	timer_container_of(var, t, field)
 #else
 #define sroce_from_timer(var, t, field)	from_timer(var, t, field)
+#endif
+
+/* ib_device_ops.create_cq takes the attribute bundle since 6.11 */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+typedef struct uverbs_attr_bundle sroce_create_cq_arg_t;
+static inline struct ib_udata *
+sroce_create_cq_udata(struct uverbs_attr_bundle *attrs)
+{
+	return attrs ? &attrs->driver_udata : NULL;
+}
+#else
+typedef struct ib_udata sroce_create_cq_arg_t;
+static inline struct ib_udata *sroce_create_cq_udata(struct ib_udata *udata)
+{
+	return udata;
+}
 #endif
 
 #endif /* SROCE_COMPAT_H */

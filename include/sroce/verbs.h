@@ -6,6 +6,8 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
+#include "sroce/compat.h"
+
 static inline struct ib_ucontext *sroce_udata_uctx(struct ib_udata *udata)
 {
 	struct sroce_ucontext *uc =
@@ -25,7 +27,7 @@ int sroce_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
 int sroce_destroy_ah(struct ib_ah *ibah, u32 flags);
 
 int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		    struct ib_udata *udata);
+		    sroce_create_cq_arg_t *arg);
 int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int sroce_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
