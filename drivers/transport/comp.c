@@ -16,6 +16,10 @@ static enum ib_wc_opcode sroce_wc_opcode(u32 wr_opcode)
 		return IB_WC_RDMA_WRITE;
 	case IB_WR_RDMA_READ:
 		return IB_WC_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
 	default:
 		return IB_WC_SEND;
 	}
@@ -127,7 +131,10 @@ static bool sroce_comp_ack_through(struct sroce_qp *qp, u32 psn, bool *retry)
 			continue;
 		if (sroce_psn_before(psn, wqe->last_psn))
 			break;
-		if (wqe->opcode == IB_WR_RDMA_READ) {
+		if (wqe->opcode == IB_WR_RDMA_READ ||
+		    wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+		    wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) {
+			/* covered but unanswered: its response was lost */
 			*retry = true;
 			break;
 		}
@@ -233,8 +240,8 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 				     len != mtu))
 		goto drop;
 	sroce_sge_seek(wqe->sge, wqe->num_sge, wqe->rcvd, &cur_sge, &sge_off);
-	err = sroce_sge_copy_in(qp, wqe->sge, wqe->num_sge, &cur_sge, &sge_off,
-				pkt->skb, pkt->payload_off, len);
+	err = sroce_sge_copy_in(qp, qp->pd, wqe->sge, wqe->num_sge, &cur_sge,
+				&sge_off, pkt->skb, pkt->payload_off, len);
 	if (err) {
 		wqe->state = SROCE_WQE_DONE;
 		wqe->status = IB_WC_LOC_PROT_ERR;
@@ -253,6 +260,61 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 drop:
 	sroce_count(qp->sdev, SROCE_CNT_RX_OOS_RESP);
 	return progress;
+}
+
+static bool sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
+				  bool *retry)
+{
+	u32 psn = pkt->h.bth.psn;
+	struct sroce_swqe *wqe;
+	u8 orig[8];
+	u32 i, left;
+	bool progress;
+
+	progress = sroce_comp_ack_through(qp, sroce_psn_add(psn, SROCE_PSN_MASK),
+					  retry);
+	*retry = false;
+	wqe = sroce_comp_first_open(qp);
+	if (!wqe || wqe->first_psn != psn ||
+	    (wqe->opcode != IB_WR_ATOMIC_CMP_AND_SWP &&
+	     wqe->opcode != IB_WR_ATOMIC_FETCH_AND_ADD)) {
+		sroce_count(qp->sdev, SROCE_CNT_RX_OOS_RESP);
+		return progress;
+	}
+	/* the original value lands in host order in the local 8 bytes */
+	memcpy(orig, &pkt->h.atmack.orig, sizeof(orig));
+	left = sizeof(orig);
+	for (i = 0; i < wqe->num_sge && left; i++) {
+		const struct sroce_sge *s = &wqe->sge[i];
+		u32 n = min(left, s->length);
+		struct sroce_mr *mr;
+		int err = -EACCES;
+
+		if (!n)
+			continue;
+		mr = sroce_mr_get(qp->sdev, s->lkey);
+		if (mr) {
+			err = sroce_mr_check(mr, qp->pd, s->addr, n,
+					     IB_ACCESS_LOCAL_WRITE);
+			if (!err)
+				err = sroce_mr_copy(mr, s->addr,
+						    orig + sizeof(orig) - left,
+						    n, true);
+			sroce_mr_put(mr);
+		}
+		if (err) {
+			wqe->state = SROCE_WQE_DONE;
+			wqe->status = IB_WC_LOC_PROT_ERR;
+			return true;
+		}
+		left -= n;
+	}
+	wqe->state = SROCE_WQE_DONE;
+	if (qp->req.rd_outstanding)
+		qp->req.rd_outstanding--;
+	if (sroce_psn_after(sroce_psn_add(psn, 1), qp->comp.psn))
+		qp->comp.psn = sroce_psn_add(psn, 1);
+	return true;
 }
 
 void sroce_comp_rcv(struct sroce_pkt *pkt)
@@ -278,6 +340,8 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 	}
 	if (mask & SROCE_M_READ)
 		progress = sroce_comp_read_resp(qp, pkt, &retry);
+	else if (pkt->h.bth.opcode == SROCE_OP_RC_ATOMIC_ACKNOWLEDGE)
+		progress = sroce_comp_atomic_ack(qp, pkt, &retry);
 	else if (mask & SROCE_M_ACK)
 		progress = sroce_comp_ack(qp, pkt, &retry);
 

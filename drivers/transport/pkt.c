@@ -103,9 +103,9 @@ int sroce_sge_copy_out(struct sroce_qp *qp, const struct sroce_sge *sge,
 }
 
 /* Scatter len bytes of skb (from off) into the SGE list. */
-int sroce_sge_copy_in(struct sroce_qp *qp, const struct sroce_sge *sge,
-		      u32 num_sge, u32 *cur_sge, u32 *sge_off,
-		      const struct sk_buff *skb, u32 off, u32 len)
+int sroce_sge_copy_in(struct sroce_qp *qp, struct sroce_pd *pd,
+		      const struct sroce_sge *sge, u32 num_sge, u32 *cur_sge,
+		      u32 *sge_off, const struct sk_buff *skb, u32 off, u32 len)
 {
 	while (len) {
 		const struct sroce_sge *s;
@@ -121,7 +121,7 @@ int sroce_sge_copy_in(struct sroce_qp *qp, const struct sroce_sge *sge,
 			mr = sroce_mr_get(qp->sdev, s->lkey);
 			if (!mr)
 				return -EACCES;
-			err = sroce_mr_check(mr, qp->pd, s->addr + *sge_off, n,
+			err = sroce_mr_check(mr, pd, s->addr + *sge_off, n,
 					     IB_ACCESS_LOCAL_WRITE);
 			if (!err)
 				err = sroce_mr_from_skb(mr, s->addr + *sge_off,

@@ -14,6 +14,18 @@ static bool sroce_wqe_is_read(const struct sroce_swqe *wqe)
 	return wqe->opcode == IB_WR_RDMA_READ;
 }
 
+static bool sroce_wqe_is_atomic(const struct sroce_swqe *wqe)
+{
+	return wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Requests answered with data: they count against max_rd_atomic. */
+static bool sroce_wqe_is_rd_atomic(const struct sroce_swqe *wqe)
+{
+	return sroce_wqe_is_read(wqe) || sroce_wqe_is_atomic(wqe);
+}
+
 static u32 sroce_req_mtu(const struct sroce_qp *qp)
 {
 	if (sroce_qp_is_ud(qp))
@@ -56,6 +68,10 @@ static u8 sroce_req_opcode(const struct sroce_qp *qp,
 		return base + (last ?
 			       SROCE_OPX_RDMA_WRITE_LAST_WITH_IMMEDIATE :
 			       SROCE_OPX_RDMA_WRITE_MIDDLE);
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return base + SROCE_OPX_COMPARE_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return base + SROCE_OPX_FETCH_ADD;
 	default:
 		return base + SROCE_OPX_RDMA_READ_REQUEST;
 	}
@@ -154,6 +170,32 @@ static int sroce_req_send_read(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	return 1;
 }
 
+static int sroce_req_send_atomic(struct sroce_qp *qp, struct sroce_swqe *wqe)
+{
+	struct sroce_pkt_hdrs h = {};
+	struct sk_buff *skb;
+	u8 *payload;
+
+	h.bth.opcode = sroce_req_opcode(qp, wqe, true, true);
+	h.bth.psn = wqe->first_psn;
+	h.bth.dqpn = qp->dest_qpn;
+	h.bth.ackreq = true;
+	h.atmeth.va = wqe->remote_addr;
+	h.atmeth.rkey = wqe->rkey;
+	if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP) {
+		h.atmeth.swap_add = wqe->swap;
+		h.atmeth.cmp = wqe->compare_add;
+	} else {
+		h.atmeth.swap_add = wqe->compare_add;
+	}
+	skb = sroce_build_pkt(qp, &qp->av, &h, 0, &payload);
+	if (!skb)
+		return -ENOMEM;
+	sroce_pkt_send(qp->sdev, &qp->av, qp->sport, skb);
+	qp->req.psn = sroce_psn_add(wqe->first_psn, 1);
+	return 1;
+}
+
 static void sroce_wqe_fail(struct sroce_swqe *wqe, int err)
 {
 	wqe->state = SROCE_WQE_DONE;
@@ -191,7 +233,8 @@ void sroce_req_run(struct sroce_qp *qp)
 		if (!wqe->npkts) {
 			if (qp->state == IB_QPS_SQD)
 				break;
-			wqe->npkts = sroce_qp_is_ud(qp) || !wqe->length ? 1 :
+			wqe->npkts = sroce_qp_is_ud(qp) || !wqe->length ||
+				     sroce_wqe_is_atomic(wqe) ? 1 :
 				     DIV_ROUND_UP(wqe->length, mtu);
 			wqe->first_psn = qp->req.psn;
 			wqe->last_psn = sroce_psn_add(wqe->first_psn,
@@ -201,7 +244,7 @@ void sroce_req_run(struct sroce_qp *qp)
 			if (sroce_psn_diff(qp->req.psn, qp->comp.psn) >=
 			    SROCE_MAX_UNACKED_PSNS)
 				break;
-			if (sroce_wqe_is_read(wqe) &&
+			if (sroce_wqe_is_rd_atomic(wqe) &&
 			    qp->req.rd_outstanding >= qp->max_rd_atomic)
 				break;
 			if ((wqe->send_flags & IB_SEND_FENCE) &&
@@ -215,8 +258,10 @@ void sroce_req_run(struct sroce_qp *qp)
 		if (sroce_qp_is_ud(qp) && wqe->length > mtu) {
 			/* C10-93.1.1: too long for UD, nothing is sent */
 			ret = 1;
-		} else if (sroce_wqe_is_read(wqe)) {
-			ret = sroce_req_send_read(qp, wqe, mtu);
+		} else if (sroce_wqe_is_rd_atomic(wqe)) {
+			ret = sroce_wqe_is_read(wqe) ?
+			      sroce_req_send_read(qp, wqe, mtu) :
+			      sroce_req_send_atomic(qp, wqe);
 			if (ret > 0)
 				qp->req.rd_outstanding++;
 		} else {
@@ -280,13 +325,13 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 
 		if (wqe->state == SROCE_WQE_DONE)
 			continue;
-		if (sroce_wqe_is_read(wqe) && wqe->state == SROCE_WQE_SENT &&
-		    qp->req.rd_outstanding)
+		if (sroce_wqe_is_rd_atomic(wqe) &&
+		    wqe->state == SROCE_WQE_SENT && qp->req.rd_outstanding)
 			qp->req.rd_outstanding--;
 		if (!found) {
 			found = true;
 			sq->req = i;
-			if (sroce_wqe_is_read(wqe)) {
+			if (sroce_wqe_is_rd_atomic(wqe)) {
 				psn = sroce_psn_add(wqe->first_psn,
 						    wqe->rcvd / mtu);
 			} else {

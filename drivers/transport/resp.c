@@ -12,6 +12,9 @@
 
 #define SROCE_GRH_BYTES	40
 
+/* Atomics are atomic with respect to each other across the device (HCA). */
+static DEFINE_SPINLOCK(sroce_atomic_lock);
+
 void sroce_resp_reset(struct sroce_qp *qp)
 {
 	struct sroce_resp_state *r = &qp->resp;
@@ -127,7 +130,7 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 				n = min(SROCE_GRH_BYTES - done,
 					s->length - r->rcv_sge_off);
 				mr = sroce_mr_get(qp->sdev, s->lkey);
-				err = mr ? sroce_mr_check(mr, qp->pd,
+				err = mr ? sroce_mr_check(mr, qp->recv_pd,
 						s->addr + r->rcv_sge_off, n,
 						IB_ACCESS_LOCAL_WRITE) : -EACCES;
 				if (!err)
@@ -145,9 +148,10 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 			}
 		}
 		if (!err)
-			err = sroce_sge_copy_in(qp, r->rwqe.sge, r->rwqe.num_sge,
-						&r->rcv_sge, &r->rcv_sge_off,
-						pkt->skb, pkt->payload_off, len);
+			err = sroce_sge_copy_in(qp, qp->recv_pd, r->rwqe.sge,
+						r->rwqe.num_sge, &r->rcv_sge,
+						&r->rcv_sge_off, pkt->skb,
+						pkt->payload_off, len);
 		if (err)
 			wc.status = IB_WC_LOC_PROT_ERR;
 	}
@@ -284,6 +288,76 @@ static void sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	sroce_resp_read_send(qp, res, res->first_psn);
 }
 
+static void sroce_resp_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
+{
+	struct sroce_pkt_hdrs h = {};
+	struct sk_buff *skb;
+	u8 *payload;
+
+	h.bth.opcode = SROCE_OP_RC_ATOMIC_ACKNOWLEDGE;
+	h.bth.dqpn = qp->dest_qpn;
+	h.bth.psn = psn;
+	h.aeth.syndrome = sroce_aeth_syn_ack(SROCE_AETH_CREDIT_INVALID);
+	h.aeth.msn = qp->resp.msn & SROCE_PSN_MASK;
+	h.atmack.orig = orig;
+	skb = sroce_build_pkt(qp, &qp->av, &h, 0, &payload);
+	if (skb)
+		sroce_pkt_send(qp->sdev, &qp->av, qp->sport, skb);
+}
+
+static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			      bool *fatal)
+{
+	struct sroce_resp_state *r = &qp->resp;
+	const struct sroce_atmeth *a = &pkt->h.atmeth;
+	u32 psn = pkt->h.bth.psn;
+	struct sroce_rd_res *res;
+	struct sroce_mr *mr;
+	u64 *p, orig;
+
+	if (a->va & 7) {
+		sroce_resp_nak(qp, psn, SROCE_NAK_INVALID_REQ);
+		*fatal = true;
+		return;
+	}
+	if (sroce_resp_rkey(qp, a->rkey, a->va, 8, IB_ACCESS_REMOTE_ATOMIC,
+			    &mr)) {
+		sroce_resp_nak(qp, psn, SROCE_NAK_REM_ACCESS_ERR);
+		*fatal = true;
+		return;
+	}
+	p = sroce_mr_atomic_ptr(mr, a->va);
+	if (!p) {
+		sroce_mr_put(mr);
+		sroce_resp_nak(qp, psn, SROCE_NAK_REM_ACCESS_ERR);
+		*fatal = true;
+		return;
+	}
+	spin_lock(&sroce_atomic_lock);
+	orig = READ_ONCE(*p);
+	if (pkt->h.bth.opcode == SROCE_OP_RC_COMPARE_SWAP) {
+		if (orig == a->cmp)
+			WRITE_ONCE(*p, a->swap_add);
+	} else {
+		WRITE_ONCE(*p, orig + a->swap_add);
+	}
+	spin_unlock(&sroce_atomic_lock);
+	sroce_mr_put(mr);
+
+	/* remember the result: a duplicate is answered, never re-executed */
+	res = &r->res[r->res_head];
+	r->res_head = (r->res_head + 1) % max_t(u32, qp->max_dest_rd_atomic, 1);
+	res->valid = true;
+	res->opcode = pkt->h.bth.opcode;
+	res->first_psn = psn;
+	res->last_psn = psn;
+	res->length = 0;
+	res->atomic_orig = orig;
+	r->msn++;
+	r->epsn = sroce_psn_add(psn, 1);
+	sroce_resp_atomic_ack(qp, psn, orig);
+}
+
 static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			    bool *fatal, bool *rnr)
 {
@@ -309,9 +383,9 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		sroce_resp_fail(qp, pkt, IB_WC_LOC_LEN_ERR, fatal);
 		return;
 	}
-	err = sroce_sge_copy_in(qp, r->rwqe.sge, r->rwqe.num_sge, &r->rcv_sge,
-				&r->rcv_sge_off, pkt->skb, pkt->payload_off,
-				len);
+	err = sroce_sge_copy_in(qp, qp->recv_pd, r->rwqe.sge, r->rwqe.num_sge,
+				&r->rcv_sge, &r->rcv_sge_off, pkt->skb,
+				pkt->payload_off, len);
 	if (err) {
 		sroce_resp_nak(qp, pkt->h.bth.psn, SROCE_NAK_REM_OP_ERR);
 		sroce_resp_fail(qp, pkt, IB_WC_LOC_PROT_ERR, fatal);
@@ -399,9 +473,14 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	struct sroce_rd_res *res;
 
 	sroce_count(qp->sdev, SROCE_CNT_RX_DUP_REQ);
-	if (pkt->h.info->mask & SROCE_M_READ) {
+	if (pkt->h.info->mask & (SROCE_M_READ | SROCE_M_ATOMIC)) {
 		res = sroce_res_find(qp, pkt->h.bth.psn);
-		if (res)
+		if (!res)
+			return;
+		if (pkt->h.info->mask & SROCE_M_ATOMIC)
+			sroce_resp_atomic_ack(qp, res->first_psn,
+					      res->atomic_orig);
+		else
 			sroce_resp_read_send(qp, res, pkt->h.bth.psn);
 		return;
 	}
@@ -472,6 +551,8 @@ void sroce_resp_rcv(struct sroce_pkt *pkt)
 		sroce_resp_write(qp, pkt, &fatal, &rnr);
 	else if ((mask & SROCE_M_READ) && rc)
 		sroce_resp_read(qp, pkt, &fatal);
+	else if ((mask & SROCE_M_ATOMIC) && rc)
+		sroce_resp_atomic(qp, pkt, &fatal);
 	else if (rc) {
 		sroce_resp_nak(qp, psn, SROCE_NAK_INVALID_REQ);
 		fatal = true;
@@ -488,7 +569,7 @@ void sroce_resp_rcv(struct sroce_pkt *pkt)
 	if (fatal)
 		goto unlock;
 	r->nak_seq_sent = false;
-	if (!(mask & SROCE_M_READ)) {
+	if (!(mask & (SROCE_M_READ | SROCE_M_ATOMIC))) {
 		r->epsn = sroce_psn_add(psn, 1);
 		if (rc && pkt->h.bth.ackreq)
 			sroce_send_ack(qp, psn, sroce_aeth_syn_ack(

@@ -220,6 +220,20 @@ static int sroce_mr_walk(struct sroce_mr *mr, u64 va, u32 len,
 	return 0;
 }
 
+/* Kernel address of an 8-byte aligned word of a checked MR (never straddles pages). */
+u64 *sroce_mr_atomic_ptr(struct sroce_mr *mr, u64 va)
+{
+	u64 off;
+
+	if (mr->kind == SROCE_MR_DMA)
+		return (u64 *)(uintptr_t)va;
+	off = va - mr->iova + mr->offset;
+	if ((off >> mr->page_shift) >= mr->npages)
+		return NULL;
+	return (u64 *)((u8 *)mr->pages[off >> mr->page_shift] +
+		       (off & ((1ULL << mr->page_shift) - 1)));
+}
+
 struct sroce_copy_arg {
 	u8	*buf;
 	bool	to_mr;

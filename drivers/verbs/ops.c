@@ -21,6 +21,11 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.get_dma_mr = sroce_get_dma_mr,
 	.reg_user_mr = sroce_reg_user_mr,
 	.dereg_mr = sroce_dereg_mr,
+	.create_srq = sroce_create_srq,
+	.modify_srq = sroce_modify_srq,
+	.query_srq = sroce_query_srq,
+	.destroy_srq = sroce_destroy_srq,
+	.post_srq_recv = sroce_post_srq_recv,
 	.create_qp = sroce_create_qp,
 	.modify_qp = sroce_modify_qp,
 	.query_qp = sroce_query_qp,
@@ -33,4 +38,5 @@ const struct ib_device_ops sroce_verbs_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ah, sroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, sroce_srq, ibsrq),
 };

@@ -16,7 +16,9 @@ static bool sroce_wr_opcode_ok(const struct sroce_qp *qp, u32 opcode)
 		return opcode == IB_WR_SEND || opcode == IB_WR_SEND_WITH_IMM ||
 		       opcode == IB_WR_RDMA_WRITE ||
 		       opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
-		       opcode == IB_WR_RDMA_READ;
+		       opcode == IB_WR_RDMA_READ ||
+		       opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+		       opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
 	case IB_QPT_UC:
 		return opcode == IB_WR_SEND || opcode == IB_WR_SEND_WITH_IMM ||
 		       opcode == IB_WR_RDMA_WRITE ||
@@ -99,6 +101,15 @@ static int sroce_wqe_from_wr(struct sroce_qp *qp, struct sroce_swqe *wqe,
 		wqe->remote_addr = rdma_wr(wr)->remote_addr;
 		wqe->rkey = rdma_wr(wr)->rkey;
 		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		if (wqe->length < 8 || wqe->is_inline)
+			return -EINVAL;
+		wqe->remote_addr = atomic_wr(wr)->remote_addr;
+		wqe->rkey = atomic_wr(wr)->rkey;
+		wqe->compare_add = atomic_wr(wr)->compare_add;
+		wqe->swap = atomic_wr(wr)->swap;
+		break;
 	default:
 		break;
 	}
@@ -154,6 +165,15 @@ static int sroce_wqe_from_user(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	case IB_WR_RDMA_READ:
 		wqe->remote_addr = u.wr.wr.rdma.remote_addr;
 		wqe->rkey = u.wr.wr.rdma.rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		if (wqe->length < 8 || wqe->is_inline)
+			return -EINVAL;
+		wqe->remote_addr = u.wr.wr.atomic.remote_addr;
+		wqe->rkey = u.wr.wr.atomic.rkey;
+		wqe->compare_add = u.wr.wr.atomic.compare_add;
+		wqe->swap = u.wr.wr.atomic.swap;
 		break;
 	default:
 		break;
@@ -236,23 +256,12 @@ out:
 	return err;
 }
 
-int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		    const struct ib_recv_wr **bad_wr)
+/* Append kernel receive WRs to a kernel RQ/SRQ.  Caller holds rq->lock. */
+int sroce_rq_post_kernel(struct sroce_rq *rq, const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad_wr)
 {
-	struct sroce_qp *qp = to_sqp(ibqp);
-	struct sroce_rq *rq = &qp->rq;
-	unsigned long flags;
-	bool flush;
 	int err = 0;
 
-	if (qp->user)
-		return -EOPNOTSUPP;
-	spin_lock_irqsave(&rq->lock, flags);
-	if (qp->state == IB_QPS_RESET) {
-		spin_unlock_irqrestore(&rq->lock, flags);
-		*bad_wr = wr;
-		return -EINVAL;
-	}
 	for (; wr; wr = wr->next) {
 		struct sroce_rwqe *rwqe;
 		int i;
@@ -280,6 +289,31 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	}
 	if (err)
 		*bad_wr = wr;
+	return err;
+}
+
+int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	struct sroce_rq *rq = &qp->rq;
+	unsigned long flags;
+	bool flush;
+	int err = 0;
+
+	if (qp->user)
+		return -EOPNOTSUPP;
+	if (qp->srq) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&rq->lock, flags);
+	if (qp->state == IB_QPS_RESET) {
+		spin_unlock_irqrestore(&rq->lock, flags);
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	err = sroce_rq_post_kernel(rq, wr, bad_wr);
 	flush = qp->state == IB_QPS_ERR;
 	spin_unlock_irqrestore(&rq->lock, flags);
 	if (flush)
@@ -288,17 +322,16 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 }
 
 /*
- * Take the next receive WQE (a validated kernel copy).  Caller holds
- * rq.lock.  Returns 0, -ENOENT when the RQ is empty, -EINVAL for a
- * malformed user WQE (which is consumed).
+ * Take the next receive WQE of @rq as a validated kernel copy.  Caller
+ * holds rq->lock.  Returns 0, -ENOENT when empty, -EINVAL for a malformed
+ * user WQE (which is consumed).
  */
-int sroce_rq_fetch(struct sroce_qp *qp, struct sroce_rwqe *out)
+int sroce_rq_take(struct sroce_rq *rq, bool user, struct sroce_rwqe *out)
 {
-	struct sroce_rq *rq = &qp->rq;
 	struct sroce_abi_recv_wqe u;
 	const struct sroce_abi_recv_wqe *slot;
 
-	if (!qp->user) {
+	if (!user) {
 		if (rq->cons == rq->prod)
 			return -ENOENT;
 		*out = rq->krwqe[rq->cons & (rq->slots - 1)];
@@ -321,6 +354,21 @@ int sroce_rq_fetch(struct sroce_qp *qp, struct sroce_rwqe *out)
 	return sroce_sge_total(out->sge, out->num_sge, &out->length);
 }
 
+/* Next receive WQE for a QP, from its SRQ if it has one.  Holds rq.lock. */
+int sroce_rq_fetch(struct sroce_qp *qp, struct sroce_rwqe *out)
+{
+	struct sroce_srq *srq = qp->srq;
+	int err;
+
+	if (!srq)
+		return sroce_rq_take(&qp->rq, qp->user, out);
+	spin_lock(&srq->rq.lock);
+	err = sroce_rq_take(&srq->rq, srq->user, out);
+	sroce_srq_check_limit(srq);
+	spin_unlock(&srq->rq.lock);
+	return err;
+}
+
 /* Caller holds rq.lock; QP is in the error state. */
 void sroce_qp_flush_rq(struct sroce_qp *qp)
 {
@@ -328,8 +376,10 @@ void sroce_qp_flush_rq(struct sroce_qp *qp)
 	struct ib_wc wc;
 	int err;
 
+	if (qp->srq)
+		return;
 	for (;;) {
-		err = sroce_rq_fetch(qp, &rwqe);
+		err = sroce_rq_take(&qp->rq, qp->user, &rwqe);
 		if (err == -ENOENT)
 			break;
 		memset(&wc, 0, sizeof(wc));

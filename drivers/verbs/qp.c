@@ -53,6 +53,8 @@ static int sroce_qp_alloc_queues(struct sroce_dev *sdev, struct sroce_qp *qp,
 			    cap->max_inline_data);
 	int err;
 
+	if (qp->user && !sq_data)
+		sq_data = sizeof(struct sroce_abi_sge);
 	qp->sq.slots = roundup_pow_of_two(sq_wr + 1);
 	qp->sq.max_wr = qp->sq.slots - 1;
 	qp->sq.max_sge = max_t(u32, cap->max_send_sge, 1);
@@ -61,6 +63,12 @@ static int sroce_qp_alloc_queues(struct sroce_dev *sdev, struct sroce_qp *qp,
 	if (!qp->sq.kwqe)
 		return -ENOMEM;
 
+	if (qp->srq) {
+		/* receives come from the SRQ: no receive queue of its own */
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+		goto res;
+	}
 	qp->rq.slots = roundup_pow_of_two(rq_wr + 1);
 	qp->rq.max_wr = qp->rq.slots - 1;
 	qp->rq.max_sge = max_t(u32, cap->max_recv_sge, 1);
@@ -86,6 +94,7 @@ static int sroce_qp_alloc_queues(struct sroce_dev *sdev, struct sroce_qp *qp,
 		if (!qp->rq.krwqe)
 			return -ENOMEM;
 	}
+res:
 	qp->resp.res = kcalloc(SROCE_MAX_RD_ATOMIC, sizeof(*qp->resp.res),
 			       GFP_KERNEL);
 	if (!qp->resp.res)
@@ -125,8 +134,10 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->create_flags || init->srq)
+	if (init->create_flags)
 		return -EOPNOTSUPP;
+	if (init->srq && init->qp_type == IB_QPT_GSI)
+		return -EINVAL;
 	if (!init->send_cq || !init->recv_cq)
 		return -EINVAL;
 	err = sroce_qp_check_cap(init);
@@ -146,6 +157,8 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->pd = to_spd(ibqp->pd);
 	qp->scq = to_scq(init->send_cq);
 	qp->rcq = to_scq(init->recv_cq);
+	qp->srq = init->srq ? to_ssrq(init->srq) : NULL;
+	qp->recv_pd = qp->srq ? to_spd(init->srq->pd) : qp->pd;
 	qp->sq_sig_type = init->sq_sig_type;
 	qp->path_mtu = IB_MTU_1024;
 	qp->mtu = 1024;
@@ -182,7 +195,8 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (udata) {
 		struct ib_ucontext *uctx = sroce_udata_uctx(udata);
 
-		err = sroce_queue_map(&qp->rq.q, uctx, &resp.rq_mi);
+		err = qp->srq ? 0 : sroce_queue_map(&qp->rq.q, uctx,
+						     &resp.rq_mi);
 		if (!err)
 			err = sroce_queue_map(&qp->sq.q, uctx, &resp.sq_mi);
 		if (!err)
@@ -220,8 +234,10 @@ static void sroce_qp_reset_locked(struct sroce_qp *qp)
 		/* the provider resets its view of the rings on reset too */
 		qp->sq.q.buf->producer_index = 0;
 		qp->sq.q.buf->consumer_index = 0;
-		qp->rq.q.buf->producer_index = 0;
-		qp->rq.q.buf->consumer_index = 0;
+		if (qp->rq.q.buf) {
+			qp->rq.q.buf->producer_index = 0;
+			qp->rq.q.buf->consumer_index = 0;
+		}
 	}
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
@@ -412,6 +428,7 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->qp_type = qp->type;
 	init->send_cq = &qp->scq->ibcq;
 	init->recv_cq = &qp->rcq->ibcq;
+	init->srq = qp->srq ? &qp->srq->ibsrq : NULL;
 	init->cap = attr->cap;
 	init->sq_sig_type = qp->sq_sig_type;
 	return 0;

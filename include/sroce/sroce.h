@@ -37,6 +37,8 @@
 #define SROCE_MAX_PD		0x10000
 #define SROCE_MAX_AH		0x10000
 #define SROCE_MAX_RD_ATOMIC	16
+#define SROCE_MAX_SRQ		0x4000
+#define SROCE_MAX_SRQ_WR	0x4000
 #define SROCE_MAX_MR_SIZE	(1ULL << 40)
 #define SROCE_GID_TBL_LEN	1024
 #define SROCE_PKEY_DEFAULT	0xffff
@@ -85,7 +87,8 @@ struct sroce_dev {
 	struct xarray		ah_xa;		/* ah_num -> ah */
 	u32			ah_next;
 
-	atomic_t		n_pd, n_cq, n_qp, n_mr, n_ah;
+	atomic_t		n_pd, n_cq, n_qp, n_mr, n_ah, n_srq;
+	atomic_t		srq_next;
 	enum ib_port_state	port_state;
 	enum ib_mtu		port_mtu;	/* active MTU derived from netdev */
 
@@ -301,6 +304,21 @@ struct sroce_rq {
 	spinlock_t		lock;		/* responder + post_recv */
 };
 
+/* Shared receive queue: a receive queue that several QPs take WQEs from. */
+struct sroce_srq {
+	struct ib_srq		ibsrq;
+	struct sroce_dev	*sdev;
+	struct sroce_rq		rq;
+	bool			user;
+	u32			srq_num;
+	u32			limit;		/* armed limit, 0 when disarmed */
+};
+
+static inline struct sroce_srq *to_ssrq(struct ib_srq *srq)
+{
+	return container_of(srq, struct sroce_srq, ibsrq);
+}
+
 /* RDMA READ / atomic request kept so a duplicate can be replayed. */
 struct sroce_rd_res {
 	bool	valid;
@@ -363,8 +381,10 @@ struct sroce_qp {
 	struct mutex		modify_lock;
 	u32			qpn;
 	struct sroce_pd		*pd;
+	struct sroce_pd		*recv_pd;	/* the SRQ's PD when there is one */
 	struct sroce_cq		*scq;
 	struct sroce_cq		*rcq;
+	struct sroce_srq	*srq;
 	enum ib_sig_type	sq_sig_type;
 
 	/* attributes */
@@ -453,6 +473,10 @@ void sroce_qp_error(struct sroce_qp *qp);
 void sroce_qp_flush(struct sroce_qp *qp);
 void sroce_sq_fetch(struct sroce_qp *qp);
 int sroce_rq_fetch(struct sroce_qp *qp, struct sroce_rwqe *out);
+int sroce_rq_take(struct sroce_rq *rq, bool user, struct sroce_rwqe *out);
+int sroce_rq_post_kernel(struct sroce_rq *rq, const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad_wr);
+void sroce_srq_check_limit(struct sroce_srq *srq);
 void sroce_qp_flush_rq(struct sroce_qp *qp);
 
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);
@@ -460,6 +484,7 @@ void sroce_mr_put(struct sroce_mr *mr);
 int sroce_mr_check(struct sroce_mr *mr, struct sroce_pd *pd, u64 va, u32 len,
 		   u32 access);
 int sroce_mr_copy(struct sroce_mr *mr, u64 va, void *buf, u32 len, bool to_mr);
+u64 *sroce_mr_atomic_ptr(struct sroce_mr *mr, u64 va);
 int sroce_mr_from_skb(struct sroce_mr *mr, u64 va, const struct sk_buff *skb,
 		      u32 off, u32 len);
 int sroce_ah_lookup_av(struct sroce_dev *sdev, u32 ah_num, struct ib_pd *pd,

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Shared receive queues.  A user SRQ is a ring in the rxe layout; a kernel
+ * SRQ is an array of kernel receive WQEs.  Resizing is not supported (the
+ * device does not advertise IB_DEVICE_SRQ_RESIZE).
+ */
+#include <linux/slab.h>
+#include <linux/log2.h>
+
+#include "sroce/sroce.h"
+#include "sroce/verbs.h"
+
+int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibsrq->device);
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+	struct sroce_abi_create_srq_resp resp = {};
+	struct ib_srq_attr *attr = &init->attr;
+	struct sroce_rq *rq = &srq->rq;
+	int err;
+
+	if (init->srq_type != IB_SRQT_BASIC)
+		return -EOPNOTSUPP;
+	if (!attr->max_wr || attr->max_wr > SROCE_MAX_SRQ_WR ||
+	    !attr->max_sge || attr->max_sge > SROCE_MAX_SGE ||
+	    attr->srq_limit > attr->max_wr)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+	if (atomic_inc_return(&sdev->n_srq) > SROCE_MAX_SRQ) {
+		err = -ENOMEM;
+		goto err_cnt;
+	}
+	srq->sdev = sdev;
+	srq->user = !!udata;
+	srq->srq_num = atomic_inc_return(&sdev->srq_next) & 0xffffff;
+	srq->limit = attr->srq_limit;
+	spin_lock_init(&rq->lock);
+	rq->slots = roundup_pow_of_two(attr->max_wr + 1);
+	rq->max_wr = rq->slots - 1;
+	rq->max_sge = attr->max_sge;
+	if (srq->user) {
+		err = sroce_queue_init(sdev, &rq->q, attr->max_wr,
+				       sizeof(struct sroce_abi_recv_wqe) +
+				       rq->max_sge *
+				       sizeof(struct sroce_abi_sge));
+		if (err)
+			goto err_cnt;
+		err = sroce_queue_map(&rq->q, sroce_udata_uctx(udata), &resp.mi);
+		if (!err) {
+			resp.srq_num = srq->srq_num;
+			err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		}
+		if (err)
+			goto err_q;
+	} else {
+		rq->krwqe = kvcalloc(rq->slots, sizeof(*rq->krwqe), GFP_KERNEL);
+		if (!rq->krwqe) {
+			err = -ENOMEM;
+			goto err_cnt;
+		}
+	}
+	attr->max_wr = rq->max_wr;
+	return 0;
+
+err_q:
+	sroce_queue_free(&rq->q);
+err_cnt:
+	atomic_dec(&sdev->n_srq);
+	return err;
+}
+
+int sroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+
+	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
+		return -EINVAL;
+	if (mask & IB_SRQ_MAX_WR)
+		return -EOPNOTSUPP;
+	if (mask & IB_SRQ_LIMIT) {
+		if (attr->srq_limit > srq->rq.max_wr)
+			return -EINVAL;
+		spin_lock_bh(&srq->rq.lock);
+		srq->limit = attr->srq_limit;
+		spin_unlock_bh(&srq->rq.lock);
+	}
+	return 0;
+}
+
+int sroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+
+	attr->max_wr = srq->rq.max_wr;
+	attr->max_sge = srq->rq.max_sge;
+	attr->srq_limit = srq->limit;
+	return 0;
+}
+
+int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+
+	if (srq->rq.q.buf)
+		sroce_queue_free(&srq->rq.q);
+	kvfree(srq->rq.krwqe);
+	atomic_dec(&srq->sdev->n_srq);
+	return 0;
+}
+
+int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr)
+{
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+	unsigned long flags;
+	int err;
+
+	if (srq->user) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+	spin_lock_irqsave(&srq->rq.lock, flags);
+	err = sroce_rq_post_kernel(&srq->rq, wr, bad_wr);
+	spin_unlock_irqrestore(&srq->rq.lock, flags);
+	return err;
+}
+
+/* Fire the armed limit event once fewer WQEs remain.  Holds srq->rq.lock. */
+void sroce_srq_check_limit(struct sroce_srq *srq)
+{
+	struct sroce_rq *rq = &srq->rq;
+	struct ib_event ev = {
+		.device = srq->ibsrq.device,
+		.element.srq = &srq->ibsrq,
+		.event = IB_EVENT_SRQ_LIMIT_REACHED,
+	};
+	u32 left;
+
+	if (!srq->limit)
+		return;
+	if (srq->user)
+		left = (sroce_queue_user_prod(&rq->q) - rq->cons) & rq->q.mask;
+	else
+		left = rq->prod - rq->cons;
+	if (left >= srq->limit)
+		return;
+	srq->limit = 0;
+	if (srq->ibsrq.event_handler)
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+}
