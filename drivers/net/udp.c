@@ -44,8 +44,7 @@ static u32 sroce_skb_icrc_update(const struct sk_buff *skb, u32 off, u32 len,
 	return crc;
 }
 
-/*
- * ICRC check: covers IP header .. end of payload, with the variant fields
+/* ICRC check: covers IP header .. end of payload, with the variant fields
  * masked.  skb->data is at BTH; the network header is set.
  */
 static bool sroce_icrc_ok(struct sk_buff *skb, u32 pkt_len, bool ipv6)
@@ -85,8 +84,7 @@ static bool sroce_transport_matches(const struct sroce_qp *qp, u32 mask)
 	}
 }
 
-/*
- * Process one RoCEv2 packet; skb->data at BTH, network and transport
+/* Process one RoCEv2 packet; skb->data at BTH, network and transport
  * headers set.  Always consumes the skb.
  */
 void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)

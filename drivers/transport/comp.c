@@ -83,10 +83,12 @@ void sroce_comp_flush_sq(struct sroce_qp *qp)
 	while (sq->comp != sq->head) {
 		struct sroce_swqe *wqe = &sq->kwqe[sq->comp & (sq->slots - 1)];
 
-		if (wqe->state == SROCE_WQE_DONE && wqe->status == IB_WC_SUCCESS)
-			sroce_comp_post(qp, wqe, IB_WC_SUCCESS);
-		else
+		if (wqe->state != SROCE_WQE_DONE ||
+		    wqe->status != IB_WC_SUCCESS)
 			sroce_comp_post(qp, wqe, IB_WC_WR_FLUSH_ERR);
+		else if (qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
+			 (wqe->send_flags & IB_SEND_SIGNALED))
+			sroce_comp_post(qp, wqe, IB_WC_SUCCESS);
 		sq->comp++;
 		any = true;
 		/* a user may keep posting: fetch what arrived meanwhile */
@@ -230,9 +232,13 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		goto drop;
 	expect = sroce_psn_add(wqe->first_psn, wqe->rcvd / mtu);
 	if (psn != expect) {
-		/* a gap means responses were lost: ask again from expect */
-		if (sroce_psn_after(psn, expect))
+		/* a gap means responses were lost: ask again, once per gap */
+		if (sroce_psn_after(psn, expect) &&
+		    !(qp->comp.rerequested && qp->comp.rerequest_psn == expect)) {
+			qp->comp.rerequested = true;
+			qp->comp.rerequest_psn = expect;
 			*retry = true;
+		}
 		goto drop;
 	}
 	if (len > wqe->length - wqe->rcvd ||
@@ -345,8 +351,13 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 	else if (mask & SROCE_M_ACK)
 		progress = sroce_comp_ack(qp, pkt, &retry);
 
-	if (progress)
+	if (progress) {
+		/* both retry budgets are per message: refill on progress */
 		qp->req.retry_cnt = qp->retry_cnt;
+		if (!qp->req.rnr_wait)
+			qp->req.rnr_retry = qp->rnr_retry;
+		qp->comp.rerequested = false;
+	}
 	if (retry) {
 		sroce_count(qp->sdev, SROCE_CNT_RETRANS_NAK);
 		sroce_req_rewind(qp, qp->comp.psn);

@@ -199,8 +199,7 @@ static int sroce_req_send_atomic(struct sroce_qp *qp, struct sroce_swqe *wqe)
 static void sroce_wqe_fail(struct sroce_swqe *wqe, int err)
 {
 	wqe->state = SROCE_WQE_DONE;
-	wqe->status = err == -EINVAL || err == -EFAULT ? IB_WC_LOC_LEN_ERR :
-		      IB_WC_LOC_PROT_ERR;
+	wqe->status = err == -EINVAL ? IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR;
 }
 
 void sroce_req_run(struct sroce_qp *qp)

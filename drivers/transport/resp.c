@@ -19,9 +19,6 @@ void sroce_resp_reset(struct sroce_qp *qp)
 {
 	struct sroce_resp_state *r = &qp->resp;
 
-	if (r->wr_mr)
-		sroce_mr_put(r->wr_mr);
-	r->wr_mr = NULL;
 	r->epsn = 0;
 	r->msn = 0;
 	r->nak_seq_sent = false;
@@ -378,6 +375,12 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		}
 		r->in_send = !(mask & SROCE_M_LAST);
 	}
+	if (len > qp->mtu || (!(mask & SROCE_M_LAST) && len != qp->mtu)) {
+		/* e.g. the peer's path MTU is larger than ours */
+		sroce_resp_nak(qp, pkt->h.bth.psn, SROCE_NAK_INVALID_REQ);
+		sroce_resp_fail(qp, pkt, IB_WC_LOC_LEN_ERR, fatal);
+		return;
+	}
 	if (len > r->rwqe.length - r->rcv_len) {
 		sroce_resp_nak(qp, pkt->h.bth.psn, SROCE_NAK_INVALID_REQ);
 		sroce_resp_fail(qp, pkt, IB_WC_LOC_LEN_ERR, fatal);
@@ -405,6 +408,7 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 {
 	struct sroce_resp_state *r = &qp->resp;
 	u32 mask = pkt->h.info->mask, len = pkt->h.payload_len;
+	struct sroce_mr *mr = NULL;
 
 	/* take the receive WQE first so an RNR NAK has no side effects */
 	if ((mask & SROCE_M_IMMDT) && sroce_resp_get_rwqe(qp)) {
@@ -414,15 +418,13 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	if (mask & SROCE_M_FIRST) {
 		const struct sroce_reth *reth = &pkt->h.reth;
 
-		if (r->wr_mr)
-			sroce_mr_put(r->wr_mr);
-		if (sroce_resp_rkey(qp, reth->rkey, reth->va, reth->len,
-				    IB_ACCESS_REMOTE_WRITE, &r->wr_mr)) {
+		if (reth->len > (1U << 31)) {
 			sroce_resp_nak(qp, pkt->h.bth.psn,
-				       SROCE_NAK_REM_ACCESS_ERR);
+				       SROCE_NAK_INVALID_REQ);
 			*fatal = true;
 			return;
 		}
+		r->wr_rkey = reth->rkey;
 		r->wr_va = reth->va;
 		r->wr_resid = reth->len;
 		r->wr_imm = reth->len;	/* byte_len of a write with immediate */
@@ -434,19 +436,26 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		*fatal = true;
 		return;
 	}
-	if (len && sroce_mr_from_skb(r->wr_mr, r->wr_va, pkt->skb,
-				     pkt->payload_off, len)) {
+	/*
+	 * The R_Key is checked for every packet: a region deregistered in the
+	 * middle of a write is never written again.
+	 */
+	if (sroce_resp_rkey(qp, r->wr_rkey, r->wr_va, len,
+			    IB_ACCESS_REMOTE_WRITE, &mr) ||
+	    (len && sroce_mr_from_skb(mr, r->wr_va, pkt->skb,
+				      pkt->payload_off, len))) {
+		if (mr)
+			sroce_mr_put(mr);
 		sroce_resp_nak(qp, pkt->h.bth.psn, SROCE_NAK_REM_ACCESS_ERR);
 		*fatal = true;
 		return;
 	}
+	if (mr)
+		sroce_mr_put(mr);
 	r->wr_va += len;
 	r->wr_resid -= len;
 	if (mask & SROCE_M_LAST) {
 		r->in_write = false;
-		if (r->wr_mr)
-			sroce_mr_put(r->wr_mr);
-		r->wr_mr = NULL;
 		r->msn++;
 		if (mask & SROCE_M_IMMDT)
 			sroce_resp_post(qp, pkt, IB_WC_RECV_RDMA_WITH_IMM,

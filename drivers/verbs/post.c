@@ -222,6 +222,9 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 
 	if (qp->user) {
 		/* librxe's doorbell: a post_send command with no WRs */
+		state = READ_ONCE(qp->state);
+		if (state < IB_QPS_RTS)
+			return -EINVAL;
 		sroce_req_kick(qp);
 		return 0;
 	}

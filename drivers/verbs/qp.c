@@ -53,8 +53,6 @@ static int sroce_qp_alloc_queues(struct sroce_dev *sdev, struct sroce_qp *qp,
 			    cap->max_inline_data);
 	int err;
 
-	if (qp->user && !sq_data)
-		sq_data = sizeof(struct sroce_abi_sge);
 	qp->sq.slots = roundup_pow_of_two(sq_wr + 1);
 	qp->sq.max_wr = qp->sq.slots - 1;
 	qp->sq.max_sge = max_t(u32, cap->max_send_sge, 1);
@@ -62,18 +60,9 @@ static int sroce_qp_alloc_queues(struct sroce_dev *sdev, struct sroce_qp *qp,
 	qp->sq.kwqe = kvcalloc(qp->sq.slots, sizeof(*qp->sq.kwqe), GFP_KERNEL);
 	if (!qp->sq.kwqe)
 		return -ENOMEM;
-
-	if (qp->srq) {
-		/* receives come from the SRQ: no receive queue of its own */
-		cap->max_recv_wr = 0;
-		cap->max_recv_sge = 0;
-		goto res;
-	}
-	qp->rq.slots = roundup_pow_of_two(rq_wr + 1);
-	qp->rq.max_wr = qp->rq.slots - 1;
-	qp->rq.max_sge = max_t(u32, cap->max_recv_sge, 1);
-
 	if (qp->user) {
+		sq_data = max_t(u32, sq_data, qp->sq.max_sge *
+					      sizeof(struct sroce_abi_sge));
 		err = sroce_queue_init(sdev, &qp->sq.q, sq_wr,
 				       sizeof(struct sroce_abi_send_wqe) + sq_data);
 		if (err)
@@ -82,24 +71,31 @@ static int sroce_qp_alloc_queues(struct sroce_dev *sdev, struct sroce_qp *qp,
 		qp->sq.max_inline = min_t(u32, SROCE_MAX_INLINE,
 					  qp->sq.q.elem_size -
 					  sizeof(struct sroce_abi_send_wqe));
-		err = sroce_queue_init(sdev, &qp->rq.q, rq_wr,
-				       sizeof(struct sroce_abi_recv_wqe) +
-				       qp->rq.max_sge *
-				       sizeof(struct sroce_abi_sge));
+	}
+
+	if (qp->srq) {
+		/* receives come from the SRQ: no receive queue of its own */
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+	} else {
+		qp->rq.slots = roundup_pow_of_two(rq_wr + 1);
+		qp->rq.max_wr = qp->rq.slots - 1;
+		qp->rq.max_sge = max_t(u32, cap->max_recv_sge, 1);
+		if (qp->user)
+			err = sroce_queue_init(sdev, &qp->rq.q, rq_wr,
+					       sizeof(struct sroce_abi_recv_wqe) +
+					       qp->rq.max_sge *
+					       sizeof(struct sroce_abi_sge));
+		else
+			err = (qp->rq.krwqe = kvcalloc(qp->rq.slots,
+						       sizeof(*qp->rq.krwqe),
+						       GFP_KERNEL)) ? 0 : -ENOMEM;
 		if (err)
 			return err;
-	} else {
-		qp->rq.krwqe = kvcalloc(qp->rq.slots, sizeof(*qp->rq.krwqe),
-					GFP_KERNEL);
-		if (!qp->rq.krwqe)
-			return -ENOMEM;
 	}
-res:
 	qp->resp.res = kcalloc(SROCE_MAX_RD_ATOMIC, sizeof(*qp->resp.res),
 			       GFP_KERNEL);
-	if (!qp->resp.res)
-		return -ENOMEM;
-	return 0;
+	return qp->resp.res ? 0 : -ENOMEM;
 }
 
 static void sroce_qp_free_queues(struct sroce_qp *qp)
@@ -205,9 +201,9 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			goto err_xa;
 	}
 	init->cap.max_send_wr = qp->sq.max_wr;
-	init->cap.max_recv_wr = qp->rq.max_wr;
+	init->cap.max_recv_wr = qp->srq ? 0 : qp->rq.max_wr;
 	init->cap.max_send_sge = qp->sq.max_sge;
-	init->cap.max_recv_sge = qp->rq.max_sge;
+	init->cap.max_recv_sge = qp->srq ? 0 : qp->rq.max_sge;
 	init->cap.max_inline_data = qp->sq.max_inline;
 
 	xa_store(&sdev->qp_xa, qpn, qp, GFP_KERNEL);
@@ -434,19 +430,13 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	return 0;
 }
 
-/* Move to the error state: every outstanding WQE completes with a flush. */
+/*
+ * Move to the error state after a completion error; the completion itself
+ * reports the cause, so no affiliated event is raised (IBA 10.10.2).
+ */
 void sroce_qp_error(struct sroce_qp *qp)
 {
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
-	if (qp->ibqp.event_handler) {
-		struct ib_event ev = {
-			.device = qp->ibqp.device,
-			.element.qp = &qp->ibqp,
-			.event = IB_EVENT_QP_FATAL,
-		};
-
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
-	}
 }
 
 void sroce_qp_flush(struct sroce_qp *qp)

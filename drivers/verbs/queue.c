@@ -70,21 +70,25 @@ void sroce_queue_free(struct sroce_queue *q)
 
 u32 sroce_queue_user_prod(struct sroce_queue *q)
 {
+	/* acquire: the slot contents the producer wrote are visible after this */
 	return smp_load_acquire(&q->buf->producer_index) & q->mask;
 }
 
 u32 sroce_queue_user_cons(struct sroce_queue *q)
 {
+	/* acquire: the consumer is done with the slots before this index */
 	return smp_load_acquire(&q->buf->consumer_index) & q->mask;
 }
 
 void sroce_queue_publish_prod(struct sroce_queue *q, u32 prod)
 {
+	/* release: slot contents are written before the index that exposes them */
 	smp_store_release(&q->buf->producer_index, prod & q->mask);
 }
 
 void sroce_queue_publish_cons(struct sroce_queue *q, u32 cons)
 {
+	/* release: we are done reading the slots before the index frees them */
 	smp_store_release(&q->buf->consumer_index, cons & q->mask);
 }
 

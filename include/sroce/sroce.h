@@ -344,7 +344,8 @@ struct sroce_req_state {
 
 struct sroce_comp_state {
 	u32	psn;		/* oldest PSN not acknowledged */
-	u32	read_psn;	/* next expected read response PSN */
+	u32	rerequest_psn;	/* read response gap already asked about */
+	bool	rerequested;
 };
 
 struct sroce_resp_state {
@@ -358,7 +359,7 @@ struct sroce_resp_state {
 	u32	rcv_len;	/* bytes of the current send placed */
 	u32	rcv_sge;
 	u32	rcv_sge_off;
-	struct sroce_mr	*wr_mr;	/* current RDMA WRITE target */
+	u32	wr_rkey;	/* current RDMA WRITE target, looked up per packet */
 	u64	wr_va;
 	u32	wr_resid;
 	u32	wr_imm;
