@@ -1,0 +1,474 @@
+#!/bin/bash
+# Two-VM wire-interop suite, run INSIDE each of the two guests (see
+# tests/vm/run-interop, which boots the pair back to back and relays barriers).
+#
+# Environment (set by run-interop):
+#   IOP_ME        A | B (this guest; A is 10.0.0.1, B is 10.0.0.2)
+#   IOP_A_DRV, IOP_B_DRV     sroce | rxe (driver of each side)
+#   IOP_A_KVER, IOP_B_KVER   guest kernel of each side
+#   IOP_CONFIG    configuration label (sroce-rxe, sroce-sroce, rxe-rxe, ...)
+#   IOP_ONLY      optional ERE: run only tests whose base name matches
+#   SROCE_KO, SROCE_MODINDEX (sroce side only), PP_ITERS, PERF_ITERS
+#
+# Every test is a (server, client) pair: the server side starts its server,
+# waits until it is ready (TCP port listening / RDMA CM id listening / output
+# line) and posts "ready.<test>"; the client side waits for that, runs the
+# client and posts "done.<test>". Barriers are files: this guest writes
+# /results/sync/out/KEY, run-interop copies them into the peer's
+# /results/sync/in/. Both guests walk the same test list in the same order.
+# On an asymmetric configuration (different drivers or kernels) each test runs
+# twice: with A as server (".srv_<A>") and with B as server (".srv_<B>").
+# Both guests record PASS/FAIL/SKIP per test; run-interop merges them (a test
+# passes iff both sides passed).
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=${SVM_REPO:-$(cd "$HERE/../.." && pwd)}
+# shellcheck source=tests/vm/lib.sh
+. "$HERE/lib.sh"
+
+ME=${IOP_ME:?IOP_ME not set}
+case $ME in
+A) PEER=B ;;
+B) PEER=A ;;
+*) echo "IOP_ME must be A or B" >&2; exit 2 ;;
+esac
+drv_of() { local v=IOP_${1}_DRV; echo "${!v}"; }
+kver_of() { local v=IOP_${1}_KVER; echo "${!v}"; }
+ip_of() { [[ $1 == A ]] && echo 10.0.0.1 || echo 10.0.0.2; }
+ip6_of() { [[ $1 == A ]] && echo fd00::1 || echo fd00::2; }
+DRV=$(drv_of "$ME")
+NETDEV=eth0
+case $DRV in
+sroce)
+	MOD=sroce LTYPE=sroce DEV=sroce0 KO=${SROCE_KO:-}
+	if [[ -z $KO ]]; then
+		KO=$REPO/sroce.ko
+		[[ -f $REPO/build/modules/$(uname -r)/sroce.ko ]] && KO=$REPO/build/modules/$(uname -r)/sroce.ko
+	fi
+	;;
+rxe) MOD=rdma_rxe LTYPE=rxe DEV=rxe0 KO= ;;
+*) echo "unknown driver '$DRV' for side $ME" >&2; exit 2 ;;
+esac
+PP_ITERS=${PP_ITERS:-20}
+PERF_ITERS=${PERF_ITERS:-20}
+ASYM=0
+[[ $IOP_A_DRV != "$IOP_B_DRV" || $IOP_A_KVER != "$IOP_B_KVER" ]] && ASYM=1
+
+SYNC=$RESULTS/sync
+mkdir -p "$SYNC/out" "$SYNC/in" "$SYNC/tmp"
+post() { # KEY [CONTENT]
+	echo "${2:-}" >"$SYNC/tmp/$1"
+	mv "$SYNC/tmp/$1" "$SYNC/out/$1"
+}
+peer_posted() { [[ -e $SYNC/in/$1 ]]; }
+wait_peer() { wait_for "$2" peer_posted "$1"; }
+
+# --- device helpers -----------------------------------------------------------
+ib_dir() { echo "/sys/class/infiniband/$DEV"; }
+mod_loaded() { [[ -d /sys/module/$MOD ]]; }
+link_present() { "$RDMA" link show 2>/dev/null | grep -qE "^link $DEV/1 .*netdev $NETDEV( |\$)"; }
+
+# sysfs form of an IPv4 (mapped) or IPv6 address.
+# (pure bash: starting python3 under TCG costs seconds)
+gid_of_addr() {
+	local a=$1 head tail h t n i out=()
+	if [[ $a != *:* ]]; then
+		local IFS=.
+		# shellcheck disable=SC2086
+		set -- $a
+		printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$1" "$2" "$3" "$4"
+		return 0
+	fi
+	if [[ $a == *::* ]]; then head=${a%%::*} tail=${a#*::}; else head=$a tail=; fi
+	IFS=: read -ra h <<<"$head"
+	IFS=: read -ra t <<<"$tail"
+	n=$((8 - ${#h[@]} - ${#t[@]}))
+	for i in "${h[@]}"; do out+=("$(printf '%04x' "0x$i")"); done
+	for ((i = 0; i < n; i++)); do out+=(0000); done
+	for i in "${t[@]}"; do out+=("$(printf '%04x' "0x$i")"); done
+	(IFS=:; echo "${out[*]}")
+}
+# Index of the RoCE v2 GID whose value is ADDR (default: this side's IPv4).
+roce_v2_gid_index() {
+	local want p i g
+	want=$(gid_of_addr "${1:-$(ip_of "$ME")}") || return 1
+	p=$(ib_dir)/ports/1
+	for g in "$p"/gids/*; do
+		i=${g##*/}
+		[[ $(cat "$g" 2>/dev/null) == "$want" ]] || continue
+		[[ $(cat "$p/gid_attrs/types/$i" 2>/dev/null) == "RoCE v2" ]] || continue
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+GIDX=
+ensure_link() {
+	if ! link_present; then
+		"$RDMA" link add "$DEV" type "$LTYPE" netdev "$NETDEV"
+		wait_for 10 link_present || fail "link $DEV not shown after add"
+	fi
+	wait_for 20 roce_v2_gid_index || fail "no RoCE v2 IPv4 GID on $DEV"
+	GIDX=$(roce_v2_gid_index)
+}
+# Re-create the link with eth0 at MTU $1 (the device learns the MTU at add time).
+relink_mtu() {
+	if link_present; then
+		"$RDMA" link delete "$DEV"
+		wait_for 10 test ! -e "$(ib_dir)" || fail "$(ib_dir) still there after delete"
+	fi
+	"$IP" link set "$NETDEV" mtu "$1"
+	ensure_link
+	info "$NETDEV mtu $(cat /sys/class/net/$NETDEV/mtu); $DEV active_mtu: $(ibv_devinfo -d "$DEV" | awk '/active_mtu/ { print $2, $3 }')"
+}
+
+# --- the pair runner ------------------------------------------------------------
+# A test is a "spec" function called as: SPEC srv|cli ARGS...; it sets
+#   CMD=(...)    the command for this role (server or client)
+#   READY=       server readiness: tcp:PORT | cm:PORT | out:ERE | none
+#   EXPECT=      ok (default: both exit 0) | clean (any outcome, but both
+#                sides must end within the timeout and dmesg stay clean)
+#   GREP=        optional ERE that this role's output must match on success
+# SRV_IP is the server's IPv4 (10.0.0.N); SRV_IP6 its IPv6; PORT a fresh port.
+_port=19000
+
+_kill_wait() { # PID: TERM, then KILL; fail if it does not go away (stuck in the kernel)
+	local pid=$1
+	kill -TERM "$pid" 2>/dev/null || return 0
+	wait_for 10 bash -c "! kill -0 $pid" && return 0
+	kill -KILL "$pid" 2>/dev/null
+	wait_for 20 bash -c "! kill -0 $pid" && return 0
+	echo "process $pid did not die after SIGKILL: state $(awk '{ print $3 }' /proc/"$pid"/stat 2>/dev/null)"
+	cat /proc/"$pid"/stack 2>/dev/null || true
+	return 1
+}
+
+cm_listening() { "$RDMA" res show cm_id 2>/dev/null | grep -E "state LISTEN" | grep -qE "[:.]$1( |\$)"; }
+
+_pair_body() { # ROLE NAME TMO SPEC ARGS...
+	local role=$1 name=$2 tmo=$3 spec=$4 t_end pid rc out end
+	shift 4
+	t_end=$(($(date +%s) + tmo - 8))
+	ensure_link
+	CMD=() READY=none EXPECT=ok GREP=
+	"$spec" "$role" "$@"
+	out=$RESULTS/tests/$name.$role.out
+	echo "[$(now)] $role ($DRV on $(uname -r)): ${CMD[*]}"
+	if [[ $role == srv ]]; then
+		"${CMD[@]}" >"$out" 2>&1 &
+		pid=$!
+		case $READY in
+		tcp:*) wait_port "${READY#tcp:}" 40 ;;
+		cm:*) wait_for 40 cm_listening "${READY#cm:}" ;;
+		out:*) wait_for 40 grep -qE "${READY#out:}" "$out" ;;
+		none) sleep 1 ;;
+		esac || {
+			post "ready.$name" fail
+			cat "$out"
+			fail "server: not ready after 40s (${READY})"
+		}
+		kill -0 "$pid" 2>/dev/null || {
+			post "ready.$name" fail
+			cat "$out"
+			fail "server: exited before becoming ready"
+		}
+		post "ready.$name" ok
+		echo "[$(now)] server ready"
+		# Wait for the server to finish; once the client side is done, give it a
+		# grace period, then kill it (a server waiting for a peer that gave up).
+		local grace=
+		rc=
+		while kill -0 "$pid" 2>/dev/null; do
+			if [[ -z $grace ]] && peer_posted "done.$name"; then
+				grace=$(($(date +%s) + 15))
+			fi
+			if [[ -n $grace ]] && (($(date +%s) >= grace)); then
+				echo "server still running 15s after the client finished: killing it"
+				_kill_wait "$pid" || { cat "$out"; fail "server: unkillable after the client finished (stuck in the kernel?)"; }
+				rc=killed
+				break
+			fi
+			if (($(date +%s) >= t_end)); then
+				echo "server still running at the test deadline: killing it"
+				_kill_wait "$pid" || { cat "$out"; fail "server: unkillable at deadline (stuck in the kernel?)"; }
+				rc=timeout
+				break
+			fi
+			sleep 0.2
+		done
+		if [[ -z $rc ]]; then
+			rc=0
+			wait "$pid" || rc=$?
+		fi
+	else
+		if ! wait_peer "ready.$name" $((t_end - $(date +%s))); then
+			fail "client: server side never became ready"
+		fi
+		echo "[$(now)] server side ready"
+		if [[ $(cat "$SYNC/in/ready.$name") != ok ]]; then
+			fail "client: server side failed to start (see peer's log)"
+		fi
+		rc=$((t_end - $(date +%s) - 2))
+		((rc >= 5)) || rc=5
+		timeout -k 5 "$rc" "${CMD[@]}" >"$out" 2>&1 && rc=0 || rc=$?
+		((rc == 124)) && rc=timeout
+	fi
+	post "done.$name" "$rc"
+	echo "[$(now)] --- $role output (exit $rc):"
+	cat "$out"
+	if [[ $role == cli ]]; then
+		# Stay in step with the server side (bounded).
+		wait_peer "done.$name" 30 || echo "(server side did not report done within 30s)"
+	fi
+	local prc
+	prc=$(cat "$SYNC/in/done.$name" 2>/dev/null || echo '?')
+	echo "[$(now)] peer ($(drv_of "$PEER")) exit: $prc"
+	assert_dmesg_clean "test $name"
+	local who=server
+	[[ $role == cli ]] && who=client
+	if [[ $EXPECT == clean ]]; then
+		info "outcome: this side ($who, $DRV) exit $rc; peer exit $prc"
+		[[ $rc == timeout ]] && fail "$who still running at the deadline (should have ended)"
+		return 0
+	fi
+	[[ $rc == 0 ]] || fail "$who ($DRV) exit $rc: $(grep -vE '^\s*$' "$out" | tail -n 2 | tr '\n' ' ' | cut -c1-200)"
+	if [[ -n $GREP ]] && ! grep -qE "$GREP" "$out"; then
+		fail "$who ($DRV) output lacks /$GREP/"
+	fi
+	return 0
+}
+
+# pair NAME TMO SPEC ARGS...: run the test with A as server, and (asymmetric
+# configurations) again with B as server.
+SKIPS=() # "ERE|reason": tests to skip in this configuration
+skip_reason() {
+	local s
+	for s in "${SKIPS[@]}"; do
+		[[ $1 =~ ^(${s%%|*})$ ]] && { echo "${s#*|}"; return 0; }
+	done
+	return 1
+}
+pair() {
+	local base=$1 tmo=$2 spec=$3 srv name why
+	shift 3
+	if [[ -n ${IOP_ONLY:-} && ! $base =~ $IOP_ONLY ]]; then return 0; fi
+	local sides=(A)
+	((ASYM)) && sides=(A B)
+	for srv in "${sides[@]}"; do
+		name=$base
+		if ((ASYM)); then
+			if [[ $IOP_A_DRV != "$IOP_B_DRV" ]]; then name=$base.srv_$(drv_of "$srv"); else name=$base.srv_$srv; fi
+		fi
+		if why=$(skip_reason "$base"); then
+			_record "SKIP $name: $why"
+			continue
+		fi
+		_port=$((_port + 1))
+		PORT=$_port SRV_IP=$(ip_of "$srv") SRV_IP6=$(ip6_of "$srv")
+		export PORT SRV_IP SRV_IP6
+		if [[ $srv == "$ME" ]]; then
+			run_test "$name" "$tmo" _pair_body srv "$name" "$tmo" "$spec" "$@"
+		else
+			run_test "$name" "$tmo" _pair_body cli "$name" "$tmo" "$spec" "$@"
+		fi
+	done
+}
+
+# --- test specs -------------------------------------------------------------------
+# ibv_*_pingpong: TOOL SIZE [extra args...]
+s_pingpong() {
+	local role=$1 tool=$2 size=$3
+	shift 3
+	CMD=("$tool" -d "$DEV" -g "$GIDX" -c -s "$size" -n "$PP_ITERS" -p "$PORT" "$@")
+	[[ $role == cli ]] && CMD+=("$SRV_IP")
+	READY=tcp:$PORT
+	GREP="^[0-9]+ iters in .* seconds"
+	return 0
+}
+# ibv_rc_pingpong over the RoCE v2 GID of the IPv6 address.
+s_pingpong6() {
+	local role=$1 g
+	g=$(roce_v2_gid_index "$(ip6_of "$ME")") || fail "no RoCE v2 GID for $(ip6_of "$ME") on $DEV"
+	CMD=(ibv_rc_pingpong -d "$DEV" -g "$g" -c -s 4096 -n "$PP_ITERS" -p "$PORT")
+	[[ $role == cli ]] && CMD+=("$SRV_IP6")
+	READY=tcp:$PORT
+	GREP="^$PP_ITERS iters in"
+	return 0
+}
+# MTU mismatch: ibv_rc_pingpong -m 4096 -s 65536 between a 9000 and a 1500 link.
+s_mtu_mismatch() {
+	s_pingpong "$1" ibv_rc_pingpong 65536 -m 4096
+	EXPECT=clean
+	GREP=
+	return 0
+}
+# perftest: TOOL [args...] (same args on both sides; -x GID, -p PORT added)
+s_perf() {
+	local role=$1 tool=$2
+	shift 2
+	CMD=("$tool" -d "$DEV" -x "$GIDX" -p "$PORT" -F "$@")
+	[[ $role == cli ]] && CMD+=("$SRV_IP")
+	READY=tcp:$PORT
+	case " $* " in *" -R "*) READY=cm:$PORT ;; esac
+	GREP=
+	[[ $role == cli ]] && GREP='^ *#bytes'
+	return 0
+}
+s_rping() { # SIZE [v6]
+	local role=$1 size=$2 a=$SRV_IP
+	[[ ${3:-} == v6 ]] && a=$SRV_IP6
+	if [[ $role == srv ]]; then
+		CMD=(rping -s -v -V -C 5 -S "$size" -a "$a" -p "$PORT")
+	else
+		CMD=(rping -c -v -V -C 5 -S "$size" -a "$a" -p "$PORT")
+	fi
+	READY=cm:$PORT
+	GREP="ping data: rdma-ping-4:"
+	return 0
+}
+s_udaddy() {
+	if [[ $1 == srv ]]; then CMD=(udaddy -b "$SRV_IP" -C 5); else CMD=(udaddy -s "$SRV_IP" -C 5); fi
+	READY=cm:7174
+	GREP="test complete"
+	return 0
+}
+s_ucmatose() {
+	if [[ $1 == srv ]]; then CMD=(ucmatose -b "$SRV_IP" -C 5); else CMD=(ucmatose -s "$SRV_IP" -C 5); fi
+	READY=cm:7471
+	GREP="test complete"
+	return 0
+}
+# mckey: the "server" is the receiver (joins first), the "client" the sender.
+s_mckey() {
+	local mc=239.1.1.$((PORT % 200 + 10))
+	if [[ $1 == srv ]]; then
+		CMD=(stdbuf -oL mckey -m "$mc" -b "$(ip_of "$ME")" -C 5)
+		READY="out:receiving data transfers"
+	else
+		CMD=(stdbuf -oL mckey -m "$mc" -b "$(ip_of "$ME")" -C 5 -s)
+	fi
+	GREP="data transfers complete"
+	return 0
+}
+
+# One ICMP echo (the guests use the host's root: no iputils, busybox has ping).
+ping1() {
+	if command -v ping >/dev/null; then ping -c1 -W2 "$1"; else /bin/busybox ping -c1 -W2 "$1"; fi
+}
+
+# --- setup --------------------------------------------------------------------------
+setup() {
+	echo "side $ME: driver $DRV on $(uname -r); peer $PEER: $(drv_of "$PEER") on $(kver_of "$PEER"); config ${IOP_CONFIG:-?}"
+	if [[ $DRV == sroce ]]; then
+		[[ -f $KO ]] || fail "module file $KO not found (build it first, or set SROCE_KO)"
+		local extra=/lib/modules/$(uname -r)/extra
+		mkdir -p "$extra"
+		cp "$KO" "$extra/"
+		if [[ -n ${SROCE_MODINDEX:-} && -f $SROCE_MODINDEX/modules.dep.bin ]]; then
+			cp "$SROCE_MODINDEX"/modules.* "/lib/modules/$(uname -r)/"
+		else
+			info "depmod -a (slow under TCG)"
+			depmod -a
+		fi
+		modinfo "$MOD" | sed -n '1,/^vermagic/p'
+	fi
+	"$IP" -6 addr add "$(ip6_of "$ME")/64" dev "$NETDEV" nodad
+	info "[$(now)] modprobe $MOD"
+	"$MODPROBE" "$MOD"
+	ensure_link
+	info "[$(now)] link up"
+	"$RDMA" link show
+	ibv_devinfo -v -d "$DEV" | grep -E 'GID\[|active_mtu|state:'
+	info "RoCE v2 IPv4 GID index $GIDX"
+	info "[$(now)] pinging the peer"
+	wait_for 60 ping1 "$(ip_of "$PEER")" || fail "peer $(ip_of "$PEER") does not answer ping"
+	wait_for 30 ping1 "$(ip6_of "$PEER")" || fail "peer $(ip6_of "$PEER") does not answer ping"
+	ping1 "$(ip_of "$PEER")"
+	wait_for 20 roce_v2_gid_index "$(ip6_of "$ME")" || fail "no RoCE v2 GID for $(ip6_of "$ME")"
+	info "RoCE v2 IPv6 GID index $(roce_v2_gid_index "$(ip6_of "$ME")")"
+}
+
+# Both sides must be at the same point before a phase that changes the links.
+t_barrier() { # KEY
+	post "$1"
+	wait_peer "$1" 300 || fail "peer did not reach barrier $1 within 300s"
+}
+peer_setup_posted() { compgen -G "$SYNC/in/setup.*" >/dev/null; }
+t_setup_peer() {
+	wait_for 590 peer_setup_posted || fail "peer ($PEER) setup never finished"
+	peer_posted setup.ok || fail "peer ($PEER) setup failed (see its log)"
+}
+t_mtu() { # MTU
+	relink_mtu "$1"
+}
+
+# --- configuration-specific skips (both sides compute the same list) -------------
+# (rxe on 6.1 and 6.12 implements everything exercised here; add
+#  "ERE|reason" entries for modes a driver of this configuration lacks.)
+SKIPS=()
+
+# --- the suite -----------------------------------------------------------------------
+SUITE_PREFIX=
+suite_begin "interop(${IOP_CONFIG:-?}:$ME=$DRV)"
+run_test setup 240 setup
+post "setup.$(grep -q '^FAIL setup' "$RESULTS_TXT" && echo fail || echo ok)"
+run_test setup_peer 600 t_setup_peer
+if grep -qE '^FAIL setup' "$RESULTS_TXT"; then
+	post end
+	wait_peer end 60
+	suite_end
+	exit 1
+fi
+ensure_link >/dev/null 2>&1
+
+# 1. RC pingpong, data checked
+pair rc_pingpong_1 60 s_pingpong ibv_rc_pingpong 1
+pair rc_pingpong_4096 60 s_pingpong ibv_rc_pingpong 4096
+pair rc_pingpong_65536 90 s_pingpong ibv_rc_pingpong 65536
+# 2. UC, UD, SRQ pingpong
+pair uc_pingpong_4096 60 s_pingpong ibv_uc_pingpong 4096
+pair ud_pingpong_512 60 s_pingpong ibv_ud_pingpong 512
+pair srq_pingpong_4096 90 s_pingpong ibv_srq_pingpong 4096 -q 4
+# 3. perftest
+P=(-n "$PERF_ITERS")
+pair send_bw 90 s_perf ib_send_bw -s 65536 "${P[@]}"
+pair send_bw_uc 90 s_perf ib_send_bw -c UC -s 65536 "${P[@]}"
+pair send_bw_ud 90 s_perf ib_send_bw -c UD -s 512 "${P[@]}"
+pair write_bw 90 s_perf ib_write_bw -s 65536 "${P[@]}"
+pair write_bw_uc 90 s_perf ib_write_bw -c UC -s 65536 "${P[@]}"
+pair read_bw 90 s_perf ib_read_bw -s 65536 "${P[@]}"
+pair atomic_bw_cas 90 s_perf ib_atomic_bw -A CMP_AND_SWAP "${P[@]}"
+pair atomic_bw_faa 90 s_perf ib_atomic_bw -A FETCH_AND_ADD "${P[@]}"
+pair send_lat 90 s_perf ib_send_lat -s 64 "${P[@]}"
+pair send_lat_ud 90 s_perf ib_send_lat -c UD -s 64 "${P[@]}"
+pair write_lat 90 s_perf ib_write_lat -s 64 "${P[@]}"
+pair write_lat_uc 90 s_perf ib_write_lat -c UC -s 64 "${P[@]}"
+pair read_lat 90 s_perf ib_read_lat -s 64 "${P[@]}"
+pair atomic_lat 90 s_perf ib_atomic_lat "${P[@]}"
+pair send_bw_rdma_cm 90 s_perf ib_send_bw -R -s 65536 "${P[@]}"
+pair write_bw_1m 150 s_perf ib_write_bw -s 1048576 -n 5
+pair read_bw_1m 150 s_perf ib_read_bw -s 1048576 -n 5
+# 4. rdma_cm
+pair rping_64 60 s_rping 64
+pair rping_4096 60 s_rping 4096
+pair udaddy 60 s_udaddy
+pair ucmatose 60 s_ucmatose
+pair mckey 60 s_mckey
+# 5. IPv6
+pair rc_pingpong_ipv6 60 s_pingpong6
+pair rping_ipv6 60 s_rping 4096 v6
+# 6. path MTU: both links at 9000
+if [[ -z ${IOP_ONLY:-} || mtu =~ $IOP_ONLY ]]; then
+	run_test barrier_mtu9000 320 t_barrier mtu9000
+	run_test mtu_9000 60 t_mtu 9000
+	run_test barrier_mtu9000_up 320 t_barrier mtu9000_up
+	pair mtu9000_rc_pingpong_m4096 90 s_pingpong ibv_rc_pingpong 65536 -m 4096
+	pair mtu9000_rc_pingpong_m1024 90 s_pingpong ibv_rc_pingpong 65536 -m 1024
+	# Mismatch: A at 9000, B at 1500, -m 4096 (expected to fail cleanly).
+	run_test barrier_mtu_mismatch 320 t_barrier mtu_mismatch
+	[[ $ME == B ]] && run_test mtu_1500 60 t_mtu 1500
+	run_test barrier_mtu_mismatch_up 320 t_barrier mtu_mismatch_up
+	pair mtu_mismatch_9000_1500_m4096 120 s_mtu_mismatch
+fi
+post end
+wait_peer end 300 || echo "peer did not reach the end within 300s"
+suite_end
