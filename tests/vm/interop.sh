@@ -109,6 +109,7 @@ ensure_link() {
 	fi
 	wait_for 20 roce_v2_gid_index || fail "no RoCE v2 IPv4 GID on $DEV"
 	GIDX=$(roce_v2_gid_index)
+	echo "$GIDX" >/tmp/iop-gidx
 }
 # Re-create the link with eth0 at MTU $1 (the device learns the MTU at add time).
 relink_mtu() {
@@ -148,13 +149,14 @@ _pair_body() { # ROLE NAME TMO SPEC ARGS...
 	local role=$1 name=$2 tmo=$3 spec=$4 t_end pid rc out end
 	shift 4
 	t_end=$(($(date +%s) + tmo - 8))
-	ensure_link
+	[[ -n ${IOP_TRACE:-} && $name =~ $IOP_TRACE ]] && set -x
+	GIDX=$(cat /tmp/iop-gidx)
 	CMD=() READY=none EXPECT=ok GREP=
 	"$spec" "$role" "$@"
 	out=$RESULTS/tests/$name.$role.out
 	echo "[$(now)] $role ($DRV on $(uname -r)): ${CMD[*]}"
 	if [[ $role == srv ]]; then
-		"${CMD[@]}" >"$out" 2>&1 &
+		stdbuf -oL -eL "${CMD[@]}" >"$out" 2>&1 &
 		pid=$!
 		case $READY in
 		tcp:*) wait_port "${READY#tcp:}" 40 ;;
@@ -209,7 +211,7 @@ _pair_body() { # ROLE NAME TMO SPEC ARGS...
 		fi
 		rc=$((t_end - $(date +%s) - 2))
 		((rc >= 5)) || rc=5
-		timeout -k 5 "$rc" "${CMD[@]}" >"$out" 2>&1 && rc=0 || rc=$?
+		timeout -k 5 "$rc" stdbuf -oL -eL "${CMD[@]}" >"$out" 2>&1 && rc=0 || rc=$?
 		((rc == 124)) && rc=timeout
 	fi
 	post "done.$name" "$rc"
@@ -287,7 +289,7 @@ s_pingpong() {
 # ibv_rc_pingpong over the RoCE v2 GID of the IPv6 address.
 s_pingpong6() {
 	local role=$1 g
-	g=$(roce_v2_gid_index "$(ip6_of "$ME")") || fail "no RoCE v2 GID for $(ip6_of "$ME") on $DEV"
+	g=$(cat /tmp/iop-gidx6) || fail "no RoCE v2 GID for $(ip6_of "$ME") on $DEV"
 	CMD=(ibv_rc_pingpong -d "$DEV" -g "$g" -c -s 4096 -n "$PP_ITERS" -p "$PORT")
 	[[ $role == cli ]] && CMD+=("$SRV_IP6")
 	READY=tcp:$PORT
@@ -341,10 +343,10 @@ s_ucmatose() {
 s_mckey() {
 	local mc=239.1.1.$((PORT % 200 + 10))
 	if [[ $1 == srv ]]; then
-		CMD=(stdbuf -oL mckey -m "$mc" -b "$(ip_of "$ME")" -C 5)
+		CMD=(mckey -m "$mc" -b "$(ip_of "$ME")" -C 5)
 		READY="out:receiving data transfers"
 	else
-		CMD=(stdbuf -oL mckey -m "$mc" -b "$(ip_of "$ME")" -C 5 -s)
+		CMD=(mckey -m "$mc" -b "$(ip_of "$ME")" -C 5 -s)
 	fi
 	GREP="data transfers complete"
 	return 0
@@ -381,10 +383,13 @@ setup() {
 	info "RoCE v2 IPv4 GID index $GIDX"
 	info "[$(now)] pinging the peer"
 	wait_for 60 ping1 "$(ip_of "$PEER")" || fail "peer $(ip_of "$PEER") does not answer ping"
-	wait_for 30 ping1 "$(ip6_of "$PEER")" || fail "peer $(ip6_of "$PEER") does not answer ping"
 	ping1 "$(ip_of "$PEER")"
+	info "[$(now)] IPv4 ping ok; pinging $(ip6_of "$PEER")"
+	wait_for 30 ping1 "$(ip6_of "$PEER")" || fail "peer $(ip6_of "$PEER") does not answer ping"
+	info "[$(now)] IPv6 ping ok"
 	wait_for 20 roce_v2_gid_index "$(ip6_of "$ME")" || fail "no RoCE v2 GID for $(ip6_of "$ME")"
-	info "RoCE v2 IPv6 GID index $(roce_v2_gid_index "$(ip6_of "$ME")")"
+	roce_v2_gid_index "$(ip6_of "$ME")" >/tmp/iop-gidx6
+	info "RoCE v2 IPv6 GID index $(cat /tmp/iop-gidx6)"
 }
 
 # Both sides must be at the same point before a phase that changes the links.
@@ -397,7 +402,11 @@ t_setup_peer() {
 	wait_for 590 peer_setup_posted || fail "peer ($PEER) setup never finished"
 	peer_posted setup.ok || fail "peer ($PEER) setup failed (see its log)"
 }
-t_mtu() { # MTU
+t_mtu() { # MTU [SIDE]: re-create the link at MTU (only on SIDE, if given)
+	if [[ -n ${2:-} && $2 != "$ME" ]]; then
+		info "(link MTU unchanged on this side)"
+		return 0
+	fi
 	relink_mtu "$1"
 }
 
@@ -405,6 +414,9 @@ t_mtu() { # MTU
 # (rxe on 6.1 and 6.12 implements everything exercised here; add
 #  "ERE|reason" entries for modes a driver of this configuration lacks.)
 SKIPS=()
+if [[ $IOP_A_DRV == rxe && $IOP_B_DRV == rxe ]]; then
+	SKIPS+=("mtu_mismatch_.*|rdma_rxe on both ends: neither ibv_rc_pingpong side terminates on a 9000/1500 MTU mismatch (no completion error within 90s; see Documentation/interop.md)")
+fi
 
 # --- the suite -----------------------------------------------------------------------
 SUITE_PREFIX=
@@ -465,9 +477,9 @@ if [[ -z ${IOP_ONLY:-} || mtu =~ $IOP_ONLY ]]; then
 	pair mtu9000_rc_pingpong_m1024 90 s_pingpong ibv_rc_pingpong 65536 -m 1024
 	# Mismatch: A at 9000, B at 1500, -m 4096 (expected to fail cleanly).
 	run_test barrier_mtu_mismatch 320 t_barrier mtu_mismatch
-	[[ $ME == B ]] && run_test mtu_1500 60 t_mtu 1500
+	run_test mtu_1500_on_B 60 t_mtu 1500 B
 	run_test barrier_mtu_mismatch_up 320 t_barrier mtu_mismatch_up
-	pair mtu_mismatch_9000_1500_m4096 120 s_mtu_mismatch
+	pair mtu_mismatch_9000_1500_m4096 90 s_mtu_mismatch
 fi
 post end
 wait_peer end 300 || echo "peer did not reach the end within 300s"
