@@ -52,7 +52,7 @@ clean:
 # check: host unit tests + module build + VM suites; closing "N passed, N failed"
 #        KVERS="v1 v2" picks guest kernels, SROCE_DRV=sroce|rxe the driver under test
 # demo:  boot a VM, bring up sroce0 on eth0, run ibv_rc_pingpong and ib_write_bw
-# bench: (not yet)
+# bench: rdma_rxe vs sroce perftest matrix in identical VM boots, ratio table
 TOOLING_ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 KVERS ?=
 SROCE_DRV ?=
@@ -76,4 +76,4 @@ demo:
 	@SROCE_DRV="$(SROCE_DRV)" MAKE="$(MAKE)" $(TOOLING_ROOT)/scripts/demo
 
 bench:
-	@echo "bench: not implemented yet"
+	@KVERS="$(KVERS)" $(TOOLING_ROOT)/scripts/bench

@@ -13,6 +13,7 @@
 #include <net/ip6_route.h>
 #include <net/route.h>
 #include <net/udp.h>
+#include <net/dst_cache.h>
 
 #include "sroce/sroce.h"
 #include "sroce/net.h"
@@ -74,7 +75,7 @@ static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
 }
 
 static int sroce_send4(struct sroce_dev *sdev, const struct sroce_av *av,
-		       u16 sport, struct sk_buff *skb)
+		       struct dst_cache *dc, u16 sport, struct sk_buff *skb)
 {
 	struct net *net = dev_net(sdev->ndev);
 	bool local = av->daddr.v4.s_addr == av->saddr.v4.s_addr;
@@ -88,11 +89,17 @@ static int sroce_send4(struct sroce_dev *sdev, const struct sroce_av *av,
 			.daddr = av->daddr.v4.s_addr,
 			.saddr = av->saddr.v4.s_addr,
 		};
+		__be32 saddr;
 
-		rt = ip_route_output_key(net, &fl);
-		if (IS_ERR(rt)) {
-			kfree_skb(skb);
-			return PTR_ERR(rt);
+		rt = dc ? dst_cache_get_ip4(dc, &saddr) : NULL;
+		if (!rt) {
+			rt = ip_route_output_key(net, &fl);
+			if (IS_ERR(rt)) {
+				kfree_skb(skb);
+				return PTR_ERR(rt);
+			}
+			if (dc)
+				dst_cache_set_ip4(dc, &rt->dst, fl.saddr);
 		}
 	}
 	sroce_push_udp(skb, sport);
@@ -109,19 +116,20 @@ static int sroce_send4(struct sroce_dev *sdev, const struct sroce_av *av,
 	iph->saddr = av->saddr.v4.s_addr;
 	iph->daddr = av->daddr.v4.s_addr;
 	ip_send_check(iph);
-	sroce_seal(skb, false);
 
+	/* local delivery never crosses a wire: no ICRC to make or check */
 	if (local) {
 		sroce_loopback(sdev, skb);
 		return 0;
 	}
+	sroce_seal(skb, false);
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 	skb_dst_set(skb, &rt->dst);
 	return net_xmit_eval(ip_local_out(net, NULL, skb));
 }
 
 static int sroce_send6(struct sroce_dev *sdev, const struct sroce_av *av,
-		       u16 sport, struct sk_buff *skb)
+		       struct dst_cache *dc, u16 sport, struct sk_buff *skb)
 {
 	struct net *net = dev_net(sdev->ndev);
 	bool local = ipv6_addr_equal(&av->daddr.v6, &av->saddr.v6);
@@ -141,10 +149,15 @@ static int sroce_send6(struct sroce_dev *sdev, const struct sroce_av *av,
 			.saddr = av->saddr.v6,
 		};
 
-		dst = ip6_dst_lookup_flow(net, sock->sk, &fl6, NULL);
-		if (IS_ERR(dst)) {
-			kfree_skb(skb);
-			return PTR_ERR(dst);
+		dst = dc ? dst_cache_get_ip6(dc, &fl6.saddr) : NULL;
+		if (!dst) {
+			dst = ip6_dst_lookup_flow(net, sock->sk, &fl6, NULL);
+			if (IS_ERR(dst)) {
+				kfree_skb(skb);
+				return PTR_ERR(dst);
+			}
+			if (dc)
+				dst_cache_set_ip6(dc, dst, &fl6.saddr);
 		}
 	}
 	sroce_push_udp(skb, sport);
@@ -157,27 +170,30 @@ static int sroce_send6(struct sroce_dev *sdev, const struct sroce_av *av,
 	ip6h->hop_limit = av->hop_limit > 1 ? av->hop_limit : 64;
 	ip6h->saddr = av->saddr.v6;
 	ip6h->daddr = av->daddr.v6;
-	sroce_seal(skb, true);
 
 	if (local) {
 		sroce_loopback(sdev, skb);
 		return 0;
 	}
+	sroce_seal(skb, true);
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 	skb_dst_set(skb, dst);
 	return net_xmit_eval(ip6_local_out(net, sock->sk, skb));
 }
 
-/* Consumes skb.  Returns 0 or a negative errno (packet dropped). */
+/*
+ * Consumes skb.  Returns 0 or a negative errno (packet dropped).  @dc caches
+ * the route of a connected QP's fixed path; NULL for datagrams.
+ */
 int sroce_pkt_send(struct sroce_dev *sdev, const struct sroce_av *av,
-		   u16 sport, struct sk_buff *skb)
+		   struct dst_cache *dc, u16 sport, struct sk_buff *skb)
 {
 	int err;
 
 	if (av->net_type == SROCE_NET_TYPE_IPV6)
-		err = sroce_send6(sdev, av, sport, skb);
+		err = sroce_send6(sdev, av, dc, sport, skb);
 	else
-		err = sroce_send4(sdev, av, sport, skb);
+		err = sroce_send4(sdev, av, dc, sport, skb);
 	if (err)
 		sroce_count(sdev, SROCE_CNT_TX_ERR);
 	else
@@ -194,7 +210,7 @@ void sroce_lb_task(struct tasklet_struct *t)
 	while (budget-- && (skb = skb_dequeue(&sdev->lb_queue))) {
 		skb_pull(skb, skb_transport_offset(skb) + sizeof(struct udphdr));
 		rcu_read_lock();
-		sroce_rcv(sdev, skb);
+		sroce_rcv(sdev, skb, true);
 		rcu_read_unlock();
 	}
 	if (!skb_queue_empty(&sdev->lb_queue))

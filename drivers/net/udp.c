@@ -85,9 +85,10 @@ static bool sroce_transport_matches(const struct sroce_qp *qp, u32 mask)
 }
 
 /* Process one RoCEv2 packet; skb->data at BTH, network and transport
- * headers set.  Always consumes the skb.
+ * headers set.  @local: it came from our own loopback queue, so it carries
+ * no ICRC.  Always consumes the skb.
  */
-void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
+void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 {
 	struct sroce_pkt pkt = { .sdev = sdev, .skb = skb };
 	u32 len = skb->len, hlen, mask;
@@ -108,7 +109,7 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 				  SROCE_CNT_RX_DROP_MALFORMED);
 		goto drop;
 	}
-	if (!sroce_icrc_ok(skb, len, ipv6)) {
+	if (!local && !sroce_icrc_ok(skb, len, ipv6)) {
 		sroce_count(sdev, SROCE_CNT_RX_DROP_ICRC);
 		goto drop;
 	}
@@ -176,7 +177,7 @@ static int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb)
 		return 0;
 	}
 	skb_pull(skb, sizeof(struct udphdr));
-	sroce_rcv(sdev, skb);
+	sroce_rcv(sdev, skb, false);
 	rcu_read_unlock();
 	return 0;
 }

@@ -48,7 +48,7 @@ int sroce_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
 	if (!skb)
 		return -ENOMEM;
 	qp->resp.last_syndrome = syndrome;
-	return sroce_pkt_send(qp->sdev, &qp->av, qp->sport, skb);
+	return sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache, qp->sport, skb);
 }
 
 void sroce_sge_seek(const struct sroce_sge *sge, u32 num_sge, u32 off,

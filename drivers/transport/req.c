@@ -142,7 +142,7 @@ static int sroce_req_send_seg(struct sroce_qp *qp, struct sroce_swqe *wqe,
 		return err;
 	}
 	/* a send failure is a lost packet: go-back-N recovers RC */
-	sroce_pkt_send(qp->sdev, av, sport, skb);
+	sroce_pkt_send(qp->sdev, av, ud ? NULL : &qp->dst_cache, sport, skb);
 	wqe->sent += len;
 	qp->req.psn = sroce_psn_add(h.bth.psn, 1);
 	return last ? 1 : 0;
@@ -165,7 +165,7 @@ static int sroce_req_send_read(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	skb = sroce_build_pkt(qp, &qp->av, &h, 0, &payload);
 	if (!skb)
 		return -ENOMEM;
-	sroce_pkt_send(qp->sdev, &qp->av, qp->sport, skb);
+	sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache, qp->sport, skb);
 	qp->req.psn = sroce_psn_add(wqe->last_psn, 1);
 	return 1;
 }
@@ -191,7 +191,7 @@ static int sroce_req_send_atomic(struct sroce_qp *qp, struct sroce_swqe *wqe)
 	skb = sroce_build_pkt(qp, &qp->av, &h, 0, &payload);
 	if (!skb)
 		return -ENOMEM;
-	sroce_pkt_send(qp->sdev, &qp->av, qp->sport, skb);
+	sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache, qp->sport, skb);
 	qp->req.psn = sroce_psn_add(wqe->first_psn, 1);
 	return 1;
 }

@@ -225,7 +225,7 @@ static void sroce_resp_read_send(struct sroce_qp *qp, struct sroce_rd_res *res,
 			kfree_skb(skb);
 			break;
 		}
-		sroce_pkt_send(qp->sdev, &qp->av, qp->sport, skb);
+		sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache, qp->sport, skb);
 		off += len;
 	}
 	if (mr)
@@ -299,7 +299,7 @@ static void sroce_resp_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
 	h.atmack.orig = orig;
 	skb = sroce_build_pkt(qp, &qp->av, &h, 0, &payload);
 	if (skb)
-		sroce_pkt_send(qp->sdev, &qp->av, qp->sport, skb);
+		sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache, qp->sport, skb);
 }
 
 static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,

@@ -168,6 +168,9 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	timer_setup(&qp->rnr_timer, sroce_rnr_timer_fn, 0);
 	INIT_WORK(&qp->req_work, sroce_req_work);
 
+	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
+	if (err)
+		goto err_cnt;
 	err = sroce_qp_alloc_queues(sdev, qp, &init->cap);
 	if (err)
 		goto err_free;
@@ -177,8 +180,9 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		qpn = SROCE_GSI_QPN;
 		err = xa_insert(&sdev->qp_xa, qpn, NULL, GFP_KERNEL);
 	} else {
+		/* 0xffffff is the multicast QPN: never hand it out */
 		err = xa_alloc_cyclic(&sdev->qp_xa, &qpn, NULL,
-				      XA_LIMIT(SROCE_FIRST_QPN, SROCE_QPN_MASK),
+				      XA_LIMIT(SROCE_FIRST_QPN, SROCE_QPN_MASK - 1),
 				      &sdev->qp_next, GFP_KERNEL);
 		if (err > 0)
 			err = 0;
@@ -214,6 +218,8 @@ err_xa:
 	xa_erase(&sdev->qp_xa, qpn);
 err_free:
 	sroce_qp_free_queues(qp);
+	dst_cache_destroy(&qp->dst_cache);
+err_cnt:
 	atomic_dec(&sdev->n_qp);
 	return err;
 }
@@ -319,6 +325,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (mask & IB_QP_AV) {
 		qp->av = av;
 		qp->av_valid = true;
+		dst_cache_reset(&qp->dst_cache);
 	}
 	if (mask & IB_QP_PATH_MTU) {
 		enum ib_mtu mtu = min(attr->path_mtu, READ_ONCE(sdev->port_mtu));
@@ -472,6 +479,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	sroce_timer_delete_sync(&qp->rnr_timer);
 
 	sroce_qp_free_queues(qp);
+	dst_cache_destroy(&qp->dst_cache);
 	atomic_dec(&sdev->n_qp);
 	return 0;
 }

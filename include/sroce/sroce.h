@@ -17,6 +17,7 @@
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_umem.h>
+#include <net/dst_cache.h>
 
 #include "sroce/compat.h"
 #include "sroce/wire/hdr.h"
@@ -403,6 +404,7 @@ struct sroce_qp {
 	u8			max_dest_rd_atomic;
 	u16			sport;		/* UDP source port */
 	struct sroce_av		av;		/* primary path (RC/UC) */
+	struct dst_cache	dst_cache;	/* its route */
 	bool			av_valid;
 	bool			sq_draining;
 
@@ -511,8 +513,8 @@ void sroce_net_exit(void);
 struct sk_buff *sroce_pkt_alloc(struct sroce_dev *sdev, const struct sroce_av *av,
 				u32 bth_len, u32 payload_len, u8 **bth);
 int sroce_pkt_send(struct sroce_dev *sdev, const struct sroce_av *av,
-		   u16 sport, struct sk_buff *skb);
+		   struct dst_cache *dc, u16 sport, struct sk_buff *skb);
 void sroce_lb_task(struct tasklet_struct *t);
-void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb);
+void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local);
 
 #endif /* SROCE_H */

@@ -163,6 +163,32 @@ pingpong() { # size
 	echo "$out" | grep -qE "^$PP_ITERS iters in" || fail "client did not report $PP_ITERS iters"
 	grep -qE "^$PP_ITERS iters in" /tmp/pp-srv.txt || fail "server did not report $PP_ITERS iters"
 }
+port_state_is() { grep -q "$1" "$(ib_dir)/ports/1/state"; }
+active_mtu_is() { ibv_devinfo -d "$DEV" | grep -qE "active_mtu:[[:space:]]+$1 "; }
+gid_present() { grep -qx "$1" "$(ib_dir)"/ports/1/gids/* 2>/dev/null; }
+gid_absent() { ! gid_present "$1"; }
+
+# Port state and MTU follow the netdev; the GID table follows its addresses.
+t_port_netdev() {
+	local gid=0000:0000:0000:0000:0000:ffff:0a63:0063
+	ensure_link
+	port_state_is ACTIVE || fail "port not ACTIVE at start"
+	"$IP" link set "$NETDEV" down
+	wait_for 10 port_state_is DOWN || fail "port not DOWN after link down: $(cat "$(ib_dir)/ports/1/state")"
+	"$IP" link set "$NETDEV" up
+	wait_for 20 port_state_is ACTIVE || fail "port not ACTIVE after link up"
+	"$IP" link set "$NETDEV" mtu 9000
+	wait_for 10 active_mtu_is 4096 || fail "active_mtu not 4096 at netdev MTU 9000"
+	"$IP" link set "$NETDEV" mtu 1500
+	wait_for 10 active_mtu_is 1024 || fail "active_mtu not 1024 at netdev MTU 1500"
+	"$IP" addr add 10.99.0.99/32 dev "$NETDEV"
+	wait_for 20 gid_present "$gid" || fail "no GID $gid after adding 10.99.0.99"
+	"$IP" addr del 10.99.0.99/32 dev "$NETDEV"
+	wait_for 20 gid_absent "$gid" || fail "GID $gid still there after removing the address"
+	wait_for 20 roce_v2_ipv4_gid_index >/dev/null || fail "lost the eth0 GID"
+	assert_dmesg_clean "test port_netdev"
+}
+
 t_pingpong_1() { pingpong 1; }
 t_pingpong_1024() { pingpong 1024; }
 t_pingpong_4096() { pingpong 4096; }
@@ -243,6 +269,9 @@ t_rmmod_busy() {
 }
 
 # ---------------------------------------------------------------------------
+# Sourced by other suites (bench.sh) for the helpers above: stop here.
+[[ ${BASH_SOURCE[0]} == "$0" ]] || return 0
+
 SUITE_PREFIX=${SUITE_PREFIX:-}
 suite_begin "basic($SROCE_DRV)"
 echo "driver=$SROCE_DRV module=$MOD type=$LTYPE device=$DEV netdev=$NETDEV ko=${KO:-<in-tree>}"
@@ -254,6 +283,7 @@ fi
 run_test load_unload 120 t_load_unload
 run_test link_add_delete 120 t_link_add_delete
 run_test devinfo 60 t_devinfo
+run_test port_netdev 120 t_port_netdev
 run_test pingpong_1 120 t_pingpong_1
 run_test pingpong_1024 120 t_pingpong_1024
 run_test pingpong_4096 120 t_pingpong_4096
