@@ -100,6 +100,14 @@ qp_of_pid() { qp_list | awk -v p="$1" '$4 == p'; }
 qp_state_is() { qp_of_pid "$1" | awk -v s="$2" '$2 == s { f = 1 } END { exit !f }'; }
 # "pd N cq N qp N mr N ctx N" resource summary of the device
 res_summary() { "$RDMA" res show 2>/dev/null | grep -E "^[0-9]+: $DEV:" | sed -E 's/^[0-9]+: [^:]+: //'; }
+# true when none of the pids runs any more (zombies count as gone)
+procs_gone() {
+	local p st
+	for p; do
+		st=$(awk '{ print $3 }' "/proc/$p/stat" 2>/dev/null) || continue
+		[[ $st == Z ]] || return 1
+	done
+}
 res_is() { [[ $(res_summary) == "$1" ]]; }
 no_qp_of() { # pid...
 	local p
@@ -259,7 +267,15 @@ t_teardown_kill_write_bw() {
 		kill -9 "$first"
 		sleep 2
 		kill -9 "$second" 2>/dev/null || true
+		# SIGKILLed processes must leave the kernel (QP teardown) promptly;
+		# don't `wait` unboundedly on one stuck in sroce_destroy_qp.
+		if ! wait_for 60 procs_gone "$cpid" "$spid"; then
+			qp_list
+			assert_dmesg_clean "test teardown_kill_write_bw"
+			fail "$round: SIGKILLed ib_write_bw still running after 60s (stuck in the kernel)"
+		fi
 		wait "$cpid" "$spid" 2>/dev/null || true
+		assert_dmesg_clean "test teardown_kill_write_bw"
 		wait_for 30 res_is "$base" || {
 			qp_list
 			fail "$round: resources not released 30s after SIGKILL: before '$base', now '$(res_summary)'"
