@@ -174,6 +174,8 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_CQ_OVERFLOW].name = "cq_overflow",
 	[SROCE_CNT_LOOPBACK].name = "loopback_pkts",
 	[SROCE_CNT_TX_ERR].name = "send_err",
+	[SROCE_CNT_RX_DROP_QKEY].name = "rcvd_qkey_mismatch",
+	[SROCE_CNT_RX_DROP_NO_RWQE].name = "rcvd_no_recv_wqe",
 };
 
 static struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,

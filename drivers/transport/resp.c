@@ -89,7 +89,8 @@ static int sroce_resp_get_rwqe(struct sroce_qp *qp)
 }
 
 /* UD and GSI: one packet, one receive WQE, 40 bytes of GRH first. */
-static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
+static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			  bool *fatal)
 {
 	struct sroce_resp_state *r = &qp->resp;
 	u32 len = pkt->h.payload_len;
@@ -99,11 +100,14 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 
 	if (pkt->h.deth.qkey != qp->qkey) {
 		/* C10-14: silent drop */
-		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_QP_STATE);
+		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_QKEY);
 		return;
 	}
-	if (sroce_resp_get_rwqe(qp))
+	if (sroce_resp_get_rwqe(qp)) {
+		/* UD has no RNR: a datagram without a receive WQE is lost */
+		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_NO_RWQE);
 		return;
+	}
 	wc.status = IB_WC_SUCCESS;
 	if (len + SROCE_GRH_BYTES > r->rwqe.length) {
 		wc.status = IB_WC_LOC_LEN_ERR;
@@ -167,6 +171,9 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	}
 	r->have_rwqe = false;
 	sroce_cq_post(qp->rcq, &wc, pkt->h.bth.se);
+	/* a local receive error ends the QP (C10-153) */
+	if (wc.status != IB_WC_SUCCESS)
+		*fatal = true;
 }
 
 static struct sroce_rd_res *sroce_res_find(struct sroce_qp *qp, u32 psn)
@@ -513,7 +520,7 @@ void sroce_resp_rcv(struct sroce_pkt *pkt)
 		goto unlock;
 	}
 	if (sroce_qp_is_ud(qp)) {
-		sroce_resp_ud(qp, pkt);
+		sroce_resp_ud(qp, pkt, &fatal);
 		goto unlock;
 	}
 	if (pkt->h.bth.dqpn != qp->qpn)
@@ -586,8 +593,8 @@ void sroce_resp_rcv(struct sroce_pkt *pkt)
 	}
 unlock:
 	spin_unlock_bh(&qp->rq.lock);
-	if (fatal && rc) {
-		/* responder-detected errors end the connection on both sides */
+	if (fatal) {
+		/* responder-detected errors end the QP (and an RC connection) */
 		sroce_qp_error(qp);
 		sroce_qp_flush(qp);
 	}
