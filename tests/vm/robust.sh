@@ -271,8 +271,15 @@ t_teardown_kill_write_bw() {
 		# don't `wait` unboundedly on one stuck in sroce_destroy_qp.
 		if ! wait_for 60 procs_gone "$cpid" "$spid"; then
 			qp_list
+			local p why=
+			for p in "$cpid" "$spid"; do
+				[[ -e /proc/$p ]] || continue
+				echo "--- pid $p ($( [[ $p == "$cpid" ]] && echo client || echo server)): $(cat "/proc/$p/stat" 2>/dev/null)"
+				cat "/proc/$p/stack" 2>/dev/null
+				why+=" pid $p ($( [[ $p == "$cpid" ]] && echo client || echo server)) state $(awk '{ print $3 }' "/proc/$p/stat" 2>/dev/null) wchan $(cat "/proc/$p/wchan" 2>/dev/null);"
+			done
 			assert_dmesg_clean "test teardown_kill_write_bw"
-			fail "$round: SIGKILLed ib_write_bw still running after 60s (stuck in the kernel)"
+			fail "$round: SIGKILLed ib_write_bw still there after 60s:$why"
 		fi
 		wait "$cpid" "$spid" 2>/dev/null || true
 		assert_dmesg_clean "test teardown_kill_write_bw"
