@@ -59,8 +59,9 @@ post() { # KEY [CONTENT]
 	echo "${2:-}" >"$SYNC/tmp/$1"
 	mv "$SYNC/tmp/$1" "$SYNC/out/$1"
 }
-peer_posted() { [[ -e $SYNC/in/$1 ]]; }
-wait_peer() { wait_for "$2" peer_posted "$1"; }
+peer_posted() { [[ -e $SYNC/in/$1 || -e $SYNC/in/PEER_GONE ]]; }
+peer_gone() { [[ -e $SYNC/in/PEER_GONE ]]; }
+wait_peer() { wait_for "$2" peer_posted "$1" && ! peer_gone; }
 
 # --- device helpers -----------------------------------------------------------
 ib_dir() { echo "/sys/class/infiniband/$DEV"; }
@@ -203,6 +204,7 @@ _pair_body() { # ROLE NAME TMO SPEC ARGS...
 		fi
 	else
 		if ! wait_peer "ready.$name" $((t_end - $(date +%s))); then
+			peer_gone && fail "client: peer VM gone ($(cat "$SYNC/in/PEER_GONE"))"
 			fail "client: server side never became ready"
 		fi
 		echo "[$(now)] server side ready"
@@ -265,6 +267,11 @@ pair() {
 			continue
 		fi
 		_port=$((_port + 1))
+		if peer_gone; then
+			_T_FAIL=$((_T_FAIL + 1))
+			_record "FAIL $name (0s): not run: peer VM gone ($(cat "$SYNC/in/PEER_GONE"))"
+			continue
+		fi
 		PORT=$_port SRV_IP=$(ip_of "$srv") SRV_IP6=$(ip6_of "$srv")
 		export PORT SRV_IP SRV_IP6
 		if [[ $srv == "$ME" ]]; then
