@@ -316,10 +316,11 @@ void sroce_req_work(struct work_struct *work)
 void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 {
 	struct sroce_sq *sq = &qp->sq;
-	u32 i, mtu = sroce_req_mtu(qp);
+	u32 i, end = sq->req, mtu = sroce_req_mtu(qp);
 	bool found = false;
 
-	for (i = sq->comp; i != sq->req; i++) {
+	/* the loop moves sq->req back: bound it by the old value */
+	for (i = sq->comp; i != end; i++) {
 		struct sroce_swqe *wqe = &sq->kwqe[i & (sq->slots - 1)];
 
 		if (wqe->state == SROCE_WQE_DONE)
