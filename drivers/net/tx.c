@@ -81,6 +81,7 @@ static int sroce_send4(struct sroce_dev *sdev, const struct sroce_av *av,
 	bool local = av->daddr.v4.s_addr == av->saddr.v4.s_addr;
 	struct rtable *rt = NULL;
 	struct iphdr *iph;
+	int err;
 
 	if (!local) {
 		struct flowi4 fl = {
@@ -125,7 +126,9 @@ static int sroce_send4(struct sroce_dev *sdev, const struct sroce_av *av,
 	sroce_seal(skb, false);
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 	skb_dst_set(skb, &rt->dst);
-	return net_xmit_eval(ip_local_out(net, NULL, skb));
+	/* net_xmit_eval() evaluates its argument twice: never pass a call */
+	err = ip_local_out(net, NULL, skb);
+	return net_xmit_eval(err);
 }
 
 static int sroce_send6(struct sroce_dev *sdev, const struct sroce_av *av,
@@ -136,6 +139,7 @@ static int sroce_send6(struct sroce_dev *sdev, const struct sroce_av *av,
 	struct socket *sock = sroce_net_sock6();
 	struct dst_entry *dst = NULL;
 	struct ipv6hdr *ip6h;
+	int err;
 
 	if (!IS_ENABLED(CONFIG_IPV6) || !sock) {
 		kfree_skb(skb);
@@ -178,7 +182,8 @@ static int sroce_send6(struct sroce_dev *sdev, const struct sroce_av *av,
 	sroce_seal(skb, true);
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 	skb_dst_set(skb, dst);
-	return net_xmit_eval(ip6_local_out(net, sock->sk, skb));
+	err = ip6_local_out(net, sock->sk, skb);
+	return net_xmit_eval(err);
 }
 
 /*
