@@ -57,7 +57,7 @@ TOOLING_ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 KVERS ?=
 SROCE_DRV ?=
 
-.PHONY: tooling-help deps check demo bench vm-check
+.PHONY: tooling-help deps check check-interop demo bench vm-check
 
 tooling-help:
 	@sed -n 's/^# \(deps\|check\|demo\|bench\|  *KVERS\)/  \1/p' $(TOOLING_ROOT)/Makefile
@@ -67,6 +67,10 @@ deps:
 
 check:
 	@KVERS="$(KVERS)" SROCE_DRV="$(SROCE_DRV)" MAKE="$(MAKE)" $(TOOLING_ROOT)/scripts/check
+
+# The full two-VM interop matrix: sroce vs rdma_rxe and sroce vs sroce.
+check-interop:
+	@KVERS="$(KVERS)" SKIP_UNIT=1 VM_SUITES=interop INTEROP_CONFIGS="$${INTEROP_CONFIGS:-sroce-rxe sroce-sroce}" MAKE="$(MAKE)" $(TOOLING_ROOT)/scripts/check
 
 # VM suites only (no unit tests)
 vm-check:
