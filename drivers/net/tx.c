@@ -186,8 +186,7 @@ static int sroce_send6(struct sroce_dev *sdev, const struct sroce_av *av,
 	return net_xmit_eval(err);
 }
 
-/*
- * Consumes skb.  Returns 0 or a negative errno (packet dropped).  @dc caches
+/* Consumes skb.  Returns 0 or a negative errno (packet dropped).  @dc caches
  * the route of a connected QP's fixed path; NULL for datagrams.
  */
 int sroce_pkt_send(struct sroce_dev *sdev, const struct sroce_av *av,

@@ -271,10 +271,8 @@ drop:
 static bool sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
 				  bool *retry)
 {
-	u32 psn = pkt->h.bth.psn;
+	u32 psn = pkt->h.bth.psn, cur_sge = 0, sge_off = 0;
 	struct sroce_swqe *wqe;
-	u8 orig[8];
-	u32 i, left;
 	bool progress;
 
 	progress = sroce_comp_ack_through(qp, sroce_psn_add(psn, SROCE_PSN_MASK),
@@ -288,32 +286,11 @@ static bool sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		return progress;
 	}
 	/* the original value lands in host order in the local 8 bytes */
-	memcpy(orig, &pkt->h.atmack.orig, sizeof(orig));
-	left = sizeof(orig);
-	for (i = 0; i < wqe->num_sge && left; i++) {
-		const struct sroce_sge *s = &wqe->sge[i];
-		u32 n = min(left, s->length);
-		struct sroce_mr *mr;
-		int err = -EACCES;
-
-		if (!n)
-			continue;
-		mr = sroce_mr_get(qp->sdev, s->lkey);
-		if (mr) {
-			err = sroce_mr_check(mr, qp->pd, s->addr, n,
-					     IB_ACCESS_LOCAL_WRITE);
-			if (!err)
-				err = sroce_mr_copy(mr, s->addr,
-						    orig + sizeof(orig) - left,
-						    n, true);
-			sroce_mr_put(mr);
-		}
-		if (err) {
-			wqe->state = SROCE_WQE_DONE;
-			wqe->status = IB_WC_LOC_PROT_ERR;
-			return true;
-		}
-		left -= n;
+	if (sroce_sge_write(qp, qp->pd, wqe->sge, wqe->num_sge, &cur_sge,
+			    &sge_off, &pkt->h.atmack.orig, sizeof(u64))) {
+		wqe->state = SROCE_WQE_DONE;
+		wqe->status = IB_WC_LOC_PROT_ERR;
+		return true;
 	}
 	wqe->state = SROCE_WQE_DONE;
 	if (qp->req.rd_outstanding)

@@ -102,36 +102,45 @@ int sroce_sge_copy_out(struct sroce_qp *qp, const struct sroce_sge *sge,
 	return 0;
 }
 
-/* Scatter len bytes of skb (from off) into the SGE list. */
-int sroce_sge_copy_in(struct sroce_qp *qp, struct sroce_pd *pd,
-		      const struct sroce_sge *sge, u32 num_sge, u32 *cur_sge,
-		      u32 *sge_off, const struct sk_buff *skb, u32 off, u32 len)
+/*
+ * Scatter len bytes into the SGE list, advancing the cursor: from skb (at
+ * skb_off) when skb is given, else from buf.
+ */
+static int sroce_sge_scatter(struct sroce_qp *qp, struct sroce_pd *pd,
+			     const struct sroce_sge *sge, u32 num_sge,
+			     u32 *cur_sge, u32 *sge_off,
+			     const struct sk_buff *skb, u32 skb_off,
+			     const u8 *buf, u32 len)
 {
-	while (len) {
+	u32 done = 0;
+
+	while (done < len) {
 		const struct sroce_sge *s;
 		struct sroce_mr *mr;
+		u64 va;
 		u32 n;
 		int err;
 
 		if (*cur_sge >= num_sge)
 			return -EFAULT;
 		s = &sge[*cur_sge];
-		n = min(len, s->length - *sge_off);
+		va = s->addr + *sge_off;
+		n = min(len - done, s->length - *sge_off);
 		if (n) {
 			mr = sroce_mr_get(qp->sdev, s->lkey);
 			if (!mr)
 				return -EACCES;
-			err = sroce_mr_check(mr, pd, s->addr + *sge_off, n,
-					     IB_ACCESS_LOCAL_WRITE);
+			err = sroce_mr_check(mr, pd, va, n, IB_ACCESS_LOCAL_WRITE);
 			if (!err)
-				err = sroce_mr_from_skb(mr, s->addr + *sge_off,
-							skb, off, n);
+				err = skb ? sroce_mr_from_skb(mr, va, skb,
+							      skb_off + done, n) :
+					    sroce_mr_copy(mr, va, (u8 *)buf + done,
+							  n, true);
 			sroce_mr_put(mr);
 			if (err)
 				return err;
 		}
-		off += n;
-		len -= n;
+		done += n;
 		*sge_off += n;
 		if (*sge_off == s->length) {
 			(*cur_sge)++;
@@ -139,6 +148,22 @@ int sroce_sge_copy_in(struct sroce_qp *qp, struct sroce_pd *pd,
 		}
 	}
 	return 0;
+}
+
+int sroce_sge_copy_in(struct sroce_qp *qp, struct sroce_pd *pd,
+		      const struct sroce_sge *sge, u32 num_sge, u32 *cur_sge,
+		      u32 *sge_off, const struct sk_buff *skb, u32 off, u32 len)
+{
+	return sroce_sge_scatter(qp, pd, sge, num_sge, cur_sge, sge_off, skb,
+				 off, NULL, len);
+}
+
+int sroce_sge_write(struct sroce_qp *qp, struct sroce_pd *pd,
+		    const struct sroce_sge *sge, u32 num_sge, u32 *cur_sge,
+		    u32 *sge_off, const void *buf, u32 len)
+{
+	return sroce_sge_scatter(qp, pd, sge, num_sge, cur_sge, sge_off, NULL,
+				 0, buf, len);
 }
 
 /* Local ACK timeout: 4.096 us * 2^timeout, floored for slow guests. */

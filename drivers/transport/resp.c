@@ -118,36 +118,9 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			memcpy(grh + 20, ip_hdr(pkt->skb), 20);
 		r->rcv_sge = 0;
 		r->rcv_sge_off = 0;
-		err = 0;
-		/* the GRH bytes go through the same SGE walk as payload */
-		if (r->rwqe.num_sge) {
-			struct sroce_sge *s = &r->rwqe.sge[0];
-			struct sroce_mr *mr;
-			u32 n, done = 0;
-
-			while (!err && done < SROCE_GRH_BYTES &&
-			       r->rcv_sge < r->rwqe.num_sge) {
-				s = &r->rwqe.sge[r->rcv_sge];
-				n = min(SROCE_GRH_BYTES - done,
-					s->length - r->rcv_sge_off);
-				mr = sroce_mr_get(qp->sdev, s->lkey);
-				err = mr ? sroce_mr_check(mr, qp->recv_pd,
-						s->addr + r->rcv_sge_off, n,
-						IB_ACCESS_LOCAL_WRITE) : -EACCES;
-				if (!err)
-					err = sroce_mr_copy(mr,
-						s->addr + r->rcv_sge_off,
-						grh + done, n, true);
-				if (mr)
-					sroce_mr_put(mr);
-				done += n;
-				r->rcv_sge_off += n;
-				if (r->rcv_sge_off == s->length) {
-					r->rcv_sge++;
-					r->rcv_sge_off = 0;
-				}
-			}
-		}
+		err = sroce_sge_write(qp, qp->recv_pd, r->rwqe.sge,
+				      r->rwqe.num_sge, &r->rcv_sge,
+				      &r->rcv_sge_off, grh, SROCE_GRH_BYTES);
 		if (!err)
 			err = sroce_sge_copy_in(qp, qp->recv_pd, r->rwqe.sge,
 						r->rwqe.num_sge, &r->rcv_sge,

@@ -38,6 +38,9 @@ int sroce_sge_copy_out(struct sroce_qp *qp, const struct sroce_sge *sge,
 int sroce_sge_copy_in(struct sroce_qp *qp, struct sroce_pd *pd,
 		      const struct sroce_sge *sge, u32 num_sge, u32 *cur_sge,
 		      u32 *sge_off, const struct sk_buff *skb, u32 off, u32 len);
+int sroce_sge_write(struct sroce_qp *qp, struct sroce_pd *pd,
+		    const struct sroce_sge *sge, u32 num_sge, u32 *cur_sge,
+		    u32 *sge_off, const void *buf, u32 len);
 void sroce_sge_seek(const struct sroce_sge *sge, u32 num_sge, u32 off,
 		    u32 *cur_sge, u32 *sge_off);
 
