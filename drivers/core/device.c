@@ -76,6 +76,10 @@ static int sroce_query_device(struct ib_device *ibdev,
 	attr->max_res_rd_atom = SROCE_MAX_QP * SROCE_MAX_RD_ATOMIC;
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->max_ah = SROCE_MAX_AH;
+	attr->max_mcast_grp = SROCE_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = SROCE_MAX_MCAST_QP_ATTACH;
+	attr->max_total_mcast_qp_attach = SROCE_MAX_MCAST_GRP *
+					  SROCE_MAX_MCAST_QP_ATTACH;
 	attr->max_srq = SROCE_MAX_SRQ;
 	attr->max_srq_wr = SROCE_MAX_SRQ_WR;
 	attr->max_srq_sge = SROCE_MAX_SGE;
@@ -280,6 +284,8 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1);
+	INIT_LIST_HEAD(&sdev->mcast_list);
+	spin_lock_init(&sdev->mcast_lock);
 	skb_queue_head_init(&sdev->lb_queue);
 	tasklet_setup(&sdev->lb_task, sroce_lb_task);
 	sdev->ndev = ndev;

@@ -37,10 +37,14 @@ static u32 sroce_skb_icrc_update(const struct sk_buff *skb, u32 off, u32 len,
 		return sroce_icrc_update(crc, skb->data + off, len);
 
 	skb_prepare_seq_read((struct sk_buff *)skb, off, off + len, &st);
-	while ((n = skb_seq_read(consumed, &data, &st)) != 0) {
+	while (consumed < len && (n = skb_seq_read(consumed, &data, &st))) {
+		/* a chunk may run past the upper offset (into the ICRC) */
+		n = min(n, len - consumed);
 		crc = sroce_icrc_update(crc, data, n);
 		consumed += n;
 	}
+	if (consumed >= len)
+		skb_abort_seq_read(&st);
 	return crc;
 }
 
@@ -81,6 +85,26 @@ static bool sroce_transport_matches(const struct sroce_qp *qp, u32 mask)
 		return mask & SROCE_M_UD;
 	default:
 		return false;
+	}
+}
+
+/* A UD datagram to a multicast GID goes to every QP attached to it. */
+static void sroce_rcv_mcast(struct sroce_pkt *pkt)
+{
+	struct sroce_qp *qps[SROCE_MAX_MCAST_QP_ATTACH];
+	int i, n;
+
+	if (!(pkt->h.info->mask & SROCE_M_UD)) {
+		sroce_count(pkt->sdev, SROCE_CNT_RX_DROP_OPCODE);
+		return;
+	}
+	n = sroce_mcast_qps(pkt->sdev, &pkt->dgid, qps, ARRAY_SIZE(qps));
+	if (!n)
+		sroce_count(pkt->sdev, SROCE_CNT_RX_DROP_NO_QP);
+	for (i = 0; i < n; i++) {
+		pkt->qp = qps[i];
+		sroce_resp_rcv(pkt);
+		sroce_qp_put(qps[i]);
 	}
 }
 
@@ -134,6 +158,10 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 				       (struct in6_addr *)pkt.dgid.raw);
 	}
 
+	if (pkt.h.bth.dqpn == SROCE_MCAST_QPN) {
+		sroce_rcv_mcast(&pkt);
+		goto drop;
+	}
 	qp = sroce_qp_get(sdev, pkt.h.bth.dqpn);
 	if (!qp) {
 		sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP);

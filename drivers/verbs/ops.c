@@ -32,6 +32,8 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.destroy_qp = sroce_destroy_qp,
 	.post_send = sroce_post_send,
 	.post_recv = sroce_post_recv,
+	.attach_mcast = sroce_attach_mcast,
+	.detach_mcast = sroce_detach_mcast,
 
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
 	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),

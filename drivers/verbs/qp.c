@@ -469,6 +469,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_unlock_bh(&qp->sq.lock);
 
 	xa_erase(&sdev->qp_xa, qp->qpn);
+	sroce_mcast_qp_gone(qp);
 	sroce_qp_put(qp);
 	wait_for_completion(&qp->done);
 	/* no packet can reach the QP now; stop its timers and work */

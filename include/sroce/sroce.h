@@ -39,6 +39,9 @@
 #define SROCE_MAX_AH		0x10000
 #define SROCE_MAX_RD_ATOMIC	128
 #define SROCE_MAX_SRQ		0x4000
+#define SROCE_MAX_MCAST_GRP	8192
+#define SROCE_MAX_MCAST_QP_ATTACH 16
+#define SROCE_MCAST_QPN		0xffffff
 #define SROCE_MAX_SRQ_WR	0x4000
 #define SROCE_MAX_MR_SIZE	(1ULL << 40)
 #define SROCE_GID_TBL_LEN	1024
@@ -94,6 +97,9 @@ struct sroce_dev {
 	atomic_t		srq_next;
 	enum ib_port_state	port_state;
 	enum ib_mtu		port_mtu;	/* active MTU derived from netdev */
+
+	struct list_head	mcast_list;	/* (multicast GID, QP) pairs */
+	spinlock_t		mcast_lock;
 
 	struct sk_buff_head	lb_queue;	/* local delivery, drained in softirq */
 	struct tasklet_struct	lb_task;
@@ -483,6 +489,10 @@ int sroce_rq_post_kernel(struct sroce_rq *rq, const struct ib_recv_wr *wr,
 			 const struct ib_recv_wr **bad_wr);
 void sroce_srq_check_limit(struct sroce_srq *srq);
 void sroce_qp_flush_rq(struct sroce_qp *qp);
+
+void sroce_mcast_qp_gone(struct sroce_qp *qp);
+int sroce_mcast_qps(struct sroce_dev *sdev, const union ib_gid *mgid,
+		    struct sroce_qp **qps, int max);
 
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);
 void sroce_mr_put(struct sroce_mr *mr);

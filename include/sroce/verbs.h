@@ -46,6 +46,9 @@ int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			const struct ib_recv_wr **bad_wr);
 
+int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int sroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+
 int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata);
 int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,

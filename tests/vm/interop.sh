@@ -298,7 +298,9 @@ s_pingpong6() {
 	local role=$1 g
 	g=$(cat /tmp/iop-gidx6) || fail "no RoCE v2 GID for $(ip6_of "$ME") on $DEV"
 	CMD=(ibv_rc_pingpong -d "$DEV" -g "$g" -c -s 4096 -n "$PP_ITERS" -p "$PORT")
-	[[ $role == cli ]] && CMD+=("$SRV_IP6")
+	# RDMA traffic uses the IPv6 GID (-g); the tool's TCP side channel only
+	# listens on IPv4 (getaddrinfo's first passive address), so it uses that.
+	[[ $role == cli ]] && CMD+=("$SRV_IP")
 	READY=tcp:$PORT
 	GREP="^$PP_ITERS iters in"
 	return 0
