@@ -189,6 +189,30 @@ t_port_netdev() {
 	assert_dmesg_clean "test port_netdev"
 }
 
+# sroce and rdma_rxe share a driver id and UDP 4791: each refuses the other.
+t_rxe_exclusion() {
+	[[ $SROCE_DRV == sroce ]] || { info "sroce only"; return 0; }
+	"$RDMA" link delete "$DEV" 2>/dev/null
+	mod_loaded && "$MODPROBE" -r "$MOD"
+	"$MODPROBE" crc32_generic 2>/dev/null
+	"$MODPROBE" rdma_rxe || fail "cannot load rdma_rxe for the test"
+	if "$MODPROBE" "$MOD" 2>/dev/null; then
+		fail "sroce loaded while rdma_rxe is loaded"
+	fi
+	dmesg | tail -n 20 | grep -q "sroce: rdma_rxe is loaded" ||
+		fail "no dmesg line explaining the refusal"
+	"$MODPROBE" -r rdma_rxe || fail "cannot unload rdma_rxe"
+	"$MODPROBE" "$MOD" || fail "sroce does not load after rdma_rxe left"
+	if "$MODPROBE" rdma_rxe 2>/dev/null; then
+		"$MODPROBE" -r rdma_rxe
+		fail "rdma_rxe loaded while sroce is loaded"
+	fi
+	dmesg | tail -n 20 | grep -q "rdma_rxe cannot load while sroce is loaded" ||
+		fail "no dmesg line explaining why rdma_rxe was refused"
+	ensure_link
+	assert_dmesg_clean "test rxe_exclusion"
+}
+
 t_pingpong_1() { pingpong 1; }
 t_pingpong_1024() { pingpong 1024; }
 t_pingpong_4096() { pingpong 4096; }
@@ -284,6 +308,7 @@ run_test load_unload 120 t_load_unload
 run_test link_add_delete 120 t_link_add_delete
 run_test devinfo 60 t_devinfo
 run_test port_netdev 120 t_port_netdev
+run_test rxe_exclusion 120 t_rxe_exclusion
 run_test pingpong_1 120 t_pingpong_1
 run_test pingpong_1024 120 t_pingpong_1024
 run_test pingpong_4096 120 t_pingpong_4096
