@@ -96,16 +96,19 @@ err_cnt:
 	return err;
 }
 
-int sroce_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
+/* The inverse of sroce_av_from_attr, for query_ah and query_qp. */
+void sroce_av_to_attr(const struct sroce_av *av, struct rdma_ah_attr *attr)
 {
-	struct sroce_ah *ah = to_sah(ibah);
-	struct sroce_av *av = &ah->ent->av;
-
 	memset(attr, 0, sizeof(*attr));
 	attr->type = RDMA_AH_ATTR_TYPE_ROCE;
 	rdma_ah_set_port_num(attr, 1);
-	rdma_ah_set_grh(attr, &av->dgid, av->flow_label, av->sgid_index,
-			av->hop_limit, av->traffic_class);
+	rdma_ah_set_grh(attr, (union ib_gid *)&av->dgid, av->flow_label,
+			av->sgid_index, av->hop_limit, av->traffic_class);
+}
+
+int sroce_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
+{
+	sroce_av_to_attr(&to_sah(ibah)->ent->av, attr);
 	return 0;
 }
 

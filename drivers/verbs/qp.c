@@ -211,7 +211,6 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	init->cap.max_inline_data = qp->sq.max_inline;
 
 	xa_store(&sdev->qp_xa, qpn, qp, GFP_KERNEL);
-	qp->valid = true;
 	return 0;
 
 err_xa:
@@ -421,13 +420,8 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cap.max_send_sge = qp->sq.max_sge;
 	attr->cap.max_recv_sge = qp->rq.max_sge;
 	attr->cap.max_inline_data = qp->sq.max_inline;
-	if (qp->av_valid) {
-		attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-		rdma_ah_set_port_num(&attr->ah_attr, 1);
-		rdma_ah_set_grh(&attr->ah_attr, &qp->av.dgid,
-				qp->av.flow_label, qp->av.sgid_index,
-				qp->av.hop_limit, qp->av.traffic_class);
-	}
+	if (qp->av_valid)
+		sroce_av_to_attr(&qp->av, &attr->ah_attr);
 	init->qp_type = qp->type;
 	init->send_cq = &qp->scq->ibcq;
 	init->recv_cq = &qp->rcq->ibcq;
@@ -464,7 +458,6 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_lock_bh(&qp->sq.lock);
 	spin_lock(&qp->rq.lock);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
-	qp->valid = false;
 	spin_unlock(&qp->rq.lock);
 	spin_unlock_bh(&qp->sq.lock);
 

@@ -385,7 +385,6 @@ struct sroce_qp {
 	refcount_t		ref;
 	struct completion	done;
 	bool			user;
-	bool			valid;		/* published in qp_xa */
 	enum ib_qp_type		type;
 	enum ib_qp_state	state;		/* written under sq.lock + rq.lock */
 	struct mutex		modify_lock;
@@ -506,6 +505,7 @@ int sroce_ah_lookup_av(struct sroce_dev *sdev, u32 ah_num, struct ib_pd *pd,
 		       struct sroce_av *av);
 int sroce_av_from_attr(struct sroce_dev *sdev, struct sroce_av *av,
 		       const struct rdma_ah_attr *attr);
+void sroce_av_to_attr(const struct sroce_av *av, struct rdma_ah_attr *attr);
 
 /* drivers/transport */
 void sroce_req_run(struct sroce_qp *qp);
