@@ -180,6 +180,10 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_TX_ERR].name = "send_err",
 	[SROCE_CNT_RX_DROP_QKEY].name = "rcvd_qkey_mismatch",
 	[SROCE_CNT_RX_DROP_NO_RWQE].name = "rcvd_no_recv_wqe",
+	[SROCE_CNT_RX_DROP_PEER].name = "rcvd_not_from_peer",
+	[SROCE_CNT_RX_DROP_BACKLOG].name = "rcvd_backlog_drop",
+	[SROCE_CNT_RX_STALE_ACK].name = "rcvd_stale_ack",
+	[SROCE_CNT_TX_STALL].name = "send_stall",
 };
 
 static struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -215,8 +219,6 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	list_del_rcu(&sdev->list);
 	mutex_unlock(&sroce_devs_lock);
 	synchronize_rcu();
-	tasklet_kill(&sdev->lb_task);
-	skb_queue_purge(&sdev->lb_queue);
 	WARN_ON(!xa_empty(&sdev->qp_xa));
 	WARN_ON(!xa_empty(&sdev->mr_xa));
 	xa_destroy(&sdev->qp_xa);
@@ -286,8 +288,9 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1);
 	INIT_LIST_HEAD(&sdev->mcast_list);
 	spin_lock_init(&sdev->mcast_lock);
-	skb_queue_head_init(&sdev->lb_queue);
-	tasklet_setup(&sdev->lb_task, sroce_lb_task);
+	atomic_set(&sdev->skb_out, 0);
+	spin_lock_init(&sdev->stall_lock);
+	INIT_LIST_HEAD(&sdev->stalled);
 	sdev->ndev = ndev;
 	dev_hold(ndev);
 	/* from here on ib_dealloc_device() undoes everything via dealloc_driver */

@@ -96,7 +96,8 @@ static int __init sroce_init(void)
 	err = register_module_notifier(&sroce_module_nb);
 	if (err)
 		return err;
-	sroce_wq = alloc_workqueue("sroce", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	/* normal priority: an engine that requeues itself must share the CPU */
+	sroce_wq = alloc_workqueue("sroce", WQ_MEM_RECLAIM, 0);
 	if (!sroce_wq) {
 		err = -ENOMEM;
 		goto err_mod;

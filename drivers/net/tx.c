@@ -22,10 +22,89 @@
 
 #define SROCE_L3L4_ROOM	(sizeof(struct ipv6hdr) + sizeof(struct udphdr))
 
-struct sk_buff *sroce_pkt_alloc(struct sroce_dev *sdev,
+/* Wake QPs that stopped transmitting for want of skb room. */
+static void sroce_tx_wake(struct sroce_dev *sdev, struct sroce_qp *only)
+{
+	struct sroce_qp *qp, *tmp;
+	unsigned long flags;
+
+	spin_lock_irqsave(&sdev->stall_lock, flags);
+	if (only) {
+		if (!list_empty(&only->stall_node)) {
+			list_del_init(&only->stall_node);
+			WRITE_ONCE(only->tx_stalled, false);
+			sroce_qp_sched(only);
+		}
+	} else {
+		list_for_each_entry_safe(qp, tmp, &sdev->stalled, stall_node) {
+			list_del_init(&qp->stall_node);
+			WRITE_ONCE(qp->tx_stalled, false);
+			sroce_qp_sched(qp);
+		}
+	}
+	spin_unlock_irqrestore(&sdev->stall_lock, flags);
+}
+
+/* Every skb we make is charged to its QP and device until the stack (or
+ * the peer QP, for loopback) frees it: that bounds what a QP can have in
+ * qdiscs, driver rings and peer queues.  Destroy waits for the charge to
+ * drain; RCU keeps the QP alive until this returns.
+ */
+static void sroce_skb_tx_dtor(struct sk_buff *skb)
+{
+	struct sroce_qp *qp = skb_shinfo(skb)->destructor_arg;
+	struct sroce_dev *sdev = qp->sdev;
+	int qout, dout;
+
+	rcu_read_lock();
+	qout = atomic_dec_return(&qp->skb_out);
+	dout = atomic_dec_return(&sdev->skb_out);
+	if (unlikely(READ_ONCE(qp->tx_stalled)) && qout <= SROCE_QP_SKB_MAX / 2)
+		sroce_tx_wake(sdev, qp);
+	if (unlikely(dout <= SROCE_DEV_SKB_MAX / 2 &&
+		     !list_empty_careful(&sdev->stalled)))
+		sroce_tx_wake(sdev, NULL);
+	if (unlikely(!qout && READ_ONCE(qp->dying)))
+		wake_up(&qp->skb_wait);
+	rcu_read_unlock();
+}
+
+static bool sroce_tx_has_room(struct sroce_qp *qp)
+{
+	return atomic_read(&qp->skb_out) < SROCE_QP_SKB_MAX &&
+	       atomic_read(&qp->sdev->skb_out) < SROCE_DEV_SKB_MAX;
+}
+
+/* May the engine transmit another packet?  If not, the QP is parked and
+ * the destructor of one of the outstanding skbs queues it again.
+ */
+bool sroce_tx_room(struct sroce_qp *qp)
+{
+	struct sroce_dev *sdev = qp->sdev;
+	unsigned long flags;
+
+	if (likely(sroce_tx_has_room(qp)))
+		return true;
+	spin_lock_irqsave(&sdev->stall_lock, flags);
+	WRITE_ONCE(qp->tx_stalled, true);
+	if (list_empty(&qp->stall_node))
+		list_add_tail(&qp->stall_node, &sdev->stalled);
+	spin_unlock_irqrestore(&sdev->stall_lock, flags);
+	/* pairs with the atomic_dec_return()s in the destructor */
+	smp_mb();
+	if (sroce_tx_has_room(qp)) {
+		sroce_tx_wake(sdev, qp);
+		return true;
+	}
+	sroce_count(sdev, SROCE_CNT_TX_STALL);
+	return false;
+}
+
+struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp,
 				const struct sroce_av *av, u32 bth_len,
 				u32 payload_len, u8 **bth)
 {
+	struct sroce_dev *sdev = qp->sdev;
 	struct net_device *ndev = sdev->ndev;
 	unsigned int hroom = LL_RESERVED_SPACE(ndev) + SROCE_L3L4_ROOM;
 	struct sk_buff *skb;
@@ -36,6 +115,10 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_dev *sdev,
 		return NULL;
 	skb_reserve(skb, hroom);
 	*bth = skb_put(skb, bth_len + payload_len + SROCE_ICRC_BYTES);
+	skb_shinfo(skb)->destructor_arg = qp;
+	skb->destructor = sroce_skb_tx_dtor;
+	atomic_inc(&qp->skb_out);
+	atomic_inc(&sdev->skb_out);
 	skb->protocol = av->net_type == SROCE_NET_TYPE_IPV6 ?
 			htons(ETH_P_IPV6) : htons(ETH_P_IP);
 	return skb;
@@ -67,11 +150,14 @@ static void sroce_seal(struct sk_buff *skb, bool ipv6)
 	sroce_icrc_put(skb->data + tail, sroce_icrc_final(crc));
 }
 
+/* Our own GID: straight into the receive pipeline, which only queues it. */
 static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
 {
 	sroce_count(sdev, SROCE_CNT_LOOPBACK);
-	skb_queue_tail(&sdev->lb_queue, skb);
-	tasklet_schedule(&sdev->lb_task);
+	skb_pull(skb, skb_transport_offset(skb) + sizeof(struct udphdr));
+	rcu_read_lock();
+	sroce_rcv(sdev, skb, true);
+	rcu_read_unlock();
 }
 
 static int sroce_send4(struct sroce_dev *sdev, const struct sroce_av *av,
@@ -203,20 +289,4 @@ int sroce_pkt_send(struct sroce_dev *sdev, const struct sroce_av *av,
 	else
 		sroce_count(sdev, SROCE_CNT_TX_PKTS);
 	return err;
-}
-
-void sroce_lb_task(struct tasklet_struct *t)
-{
-	struct sroce_dev *sdev = from_tasklet(sdev, t, lb_task);
-	struct sk_buff *skb;
-	int budget = SROCE_RX_BUDGET;
-
-	while (budget-- && (skb = skb_dequeue(&sdev->lb_queue))) {
-		skb_pull(skb, skb_transport_offset(skb) + sizeof(struct udphdr));
-		rcu_read_lock();
-		sroce_rcv(sdev, skb, true);
-		rcu_read_unlock();
-	}
-	if (!skb_queue_empty(&sdev->lb_queue))
-		tasklet_schedule(t);
 }

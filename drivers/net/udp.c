@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * RoCEv2 sockets: UDP 4791 on IPv4 and IPv6 in init_net, and the receive
- * entry point that turns a datagram into a parsed sroce_pkt.
+ * RoCEv2 sockets: UDP 4791 on IPv4 and IPv6 in init_net.  A datagram is
+ * handed to the transport's receive pipeline (sroce_rcv) as it arrives.
  */
 #include <linux/skbuff.h>
 #include <linux/ip.h>
@@ -14,7 +14,6 @@
 
 #include "sroce/sroce.h"
 #include "sroce/net.h"
-#include "sroce/wire/icrc.h"
 #include "sroce/wire/udp.h"
 
 static struct socket *sroce_sock4;
@@ -23,163 +22,6 @@ static struct socket *sroce_sock6;
 struct socket *sroce_net_sock6(void)
 {
 	return sroce_sock6;
-}
-
-/* CRC over a possibly non-linear skb range without copying it. */
-static u32 sroce_skb_icrc_update(const struct sk_buff *skb, u32 off, u32 len,
-				 u32 crc)
-{
-	struct skb_seq_state st;
-	const u8 *data;
-	u32 consumed = 0, n;
-
-	if (!skb_is_nonlinear(skb))
-		return sroce_icrc_update(crc, skb->data + off, len);
-
-	skb_prepare_seq_read((struct sk_buff *)skb, off, off + len, &st);
-	while (consumed < len && (n = skb_seq_read(consumed, &data, &st))) {
-		/* a chunk may run past the upper offset (into the ICRC) */
-		n = min(n, len - consumed);
-		crc = sroce_icrc_update(crc, data, n);
-		consumed += n;
-	}
-	if (consumed >= len)
-		skb_abort_seq_read(&st);
-	return crc;
-}
-
-/* ICRC check: covers IP header .. end of payload, with the variant fields
- * masked.  skb->data is at BTH; the network header is set.
- */
-static bool sroce_icrc_ok(struct sk_buff *skb, u32 pkt_len, bool ipv6)
-{
-	const u8 *l3 = skb_network_header(skb);
-	const u8 *udp = skb_transport_header(skb);
-	u8 icrc_wire[4];
-	u32 crc;
-
-	crc = sroce_icrc_begin(l3, ipv6, udp, skb->data);
-	crc = sroce_skb_icrc_update(skb, SROCE_BTH_BYTES,
-				    pkt_len - SROCE_BTH_BYTES - SROCE_ICRC_BYTES,
-				    crc);
-	if (skb_copy_bits(skb, pkt_len - SROCE_ICRC_BYTES, icrc_wire, 4))
-		return false;
-	return sroce_icrc_final(crc) == sroce_icrc_get(icrc_wire);
-}
-
-static bool sroce_pkey_match(u16 a, u16 b)
-{
-	/* 15-bit key must match and at least one side must be a full member */
-	return ((a ^ b) & 0x7fff) == 0 && ((a | b) & 0x8000);
-}
-
-static bool sroce_transport_matches(const struct sroce_qp *qp, u32 mask)
-{
-	switch (qp->type) {
-	case IB_QPT_RC:
-		return mask & SROCE_M_RC;
-	case IB_QPT_UC:
-		return mask & SROCE_M_UC;
-	case IB_QPT_UD:
-	case IB_QPT_GSI:
-		return mask & SROCE_M_UD;
-	default:
-		return false;
-	}
-}
-
-/* A UD datagram to a multicast GID goes to every QP attached to it. */
-static void sroce_rcv_mcast(struct sroce_pkt *pkt)
-{
-	struct sroce_qp *qps[SROCE_MAX_MCAST_QP_ATTACH];
-	int i, n;
-
-	if (!(pkt->h.info->mask & SROCE_M_UD)) {
-		sroce_count(pkt->sdev, SROCE_CNT_RX_DROP_OPCODE);
-		return;
-	}
-	n = sroce_mcast_qps(pkt->sdev, &pkt->dgid, qps, ARRAY_SIZE(qps));
-	if (!n)
-		sroce_count(pkt->sdev, SROCE_CNT_RX_DROP_NO_QP);
-	for (i = 0; i < n; i++) {
-		pkt->qp = qps[i];
-		sroce_resp_rcv(pkt);
-		sroce_qp_put(qps[i]);
-	}
-}
-
-/* Process one RoCEv2 packet; skb->data at BTH, network and transport
- * headers set.  @local: it came from our own loopback queue, so it carries
- * no ICRC.  Always consumes the skb.
- */
-void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
-{
-	struct sroce_pkt pkt = { .sdev = sdev, .skb = skb };
-	u32 len = skb->len, hlen, mask;
-	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
-	struct sroce_qp *qp;
-	int err;
-
-	sroce_count(sdev, SROCE_CNT_RX_PKTS);
-	hlen = min_t(u32, len, SROCE_MAX_HDR_BYTES);
-	if (len < SROCE_BTH_BYTES + SROCE_ICRC_BYTES || !pskb_may_pull(skb, hlen)) {
-		sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED);
-		goto drop;
-	}
-	err = sroce_hdrs_parse(skb->data, len, &pkt.h);
-	if (err) {
-		sroce_count(sdev, err == -SROCE_DROP_UNKNOWN_OPCODE ?
-				  SROCE_CNT_RX_DROP_OPCODE :
-				  SROCE_CNT_RX_DROP_MALFORMED);
-		goto drop;
-	}
-	if (!local && !sroce_icrc_ok(skb, len, ipv6)) {
-		sroce_count(sdev, SROCE_CNT_RX_DROP_ICRC);
-		goto drop;
-	}
-	if (!sroce_pkey_match(pkt.h.bth.pkey, SROCE_PKEY_DEFAULT)) {
-		sroce_count(sdev, SROCE_CNT_RX_DROP_PKEY);
-		goto drop;
-	}
-	mask = pkt.h.info->mask;
-	pkt.payload_off = pkt.h.hdr_len;
-	pkt.net_type = ipv6 ? SROCE_NET_TYPE_IPV6 : SROCE_NET_TYPE_IPV4;
-	if (ipv6) {
-		const struct ipv6hdr *ip6 = ipv6_hdr(skb);
-
-		memcpy(pkt.sgid.raw, &ip6->saddr, 16);
-		memcpy(pkt.dgid.raw, &ip6->daddr, 16);
-	} else {
-		const struct iphdr *ip4 = ip_hdr(skb);
-
-		ipv6_addr_set_v4mapped(ip4->saddr,
-				       (struct in6_addr *)pkt.sgid.raw);
-		ipv6_addr_set_v4mapped(ip4->daddr,
-				       (struct in6_addr *)pkt.dgid.raw);
-	}
-
-	if (pkt.h.bth.dqpn == SROCE_MCAST_QPN) {
-		sroce_rcv_mcast(&pkt);
-		goto drop;
-	}
-	qp = sroce_qp_get(sdev, pkt.h.bth.dqpn);
-	if (!qp) {
-		sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP);
-		goto drop;
-	}
-	pkt.qp = qp;
-	if (!sroce_transport_matches(qp, mask)) {
-		sroce_count(sdev, SROCE_CNT_RX_DROP_OPCODE);
-		goto put;
-	}
-	if (mask & SROCE_M_REQ)
-		sroce_resp_rcv(&pkt);
-	else
-		sroce_comp_rcv(&pkt);
-put:
-	sroce_qp_put(qp);
-drop:
-	kfree_skb(skb);
 }
 
 static struct sroce_dev *sroce_rx_dev(struct sk_buff *skb)

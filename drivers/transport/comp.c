@@ -37,15 +37,25 @@ static void sroce_comp_post(struct sroce_qp *qp, struct sroce_swqe *wqe,
 		.port_num = 1,
 	};
 
-	sroce_cq_post(qp->scq, &wc, false);
+	sroce_post_scq(qp, &wc);
 }
 
-/* Retire finished WQEs in order.  Caller holds sq.lock. */
+/* A WQE answered with data no longer holds a max_rd_atomic slot. */
+static void sroce_comp_rd_done(struct sroce_qp *qp, struct sroce_swqe *wqe)
+{
+	if (wqe->rd_counted) {
+		wqe->rd_counted = false;
+		qp->req.rd_outstanding--;
+	}
+}
+
+/* Retire finished WQEs in order. */
 void sroce_comp_complete(struct sroce_qp *qp)
 {
 	struct sroce_sq *sq = &qp->sq;
 	bool failed = false, progress = false;
 
+	sroce_assert_engine(qp);
 	while (sq->comp != sq->req) {
 		struct sroce_swqe *wqe = &sq->kwqe[sq->comp & (sq->slots - 1)];
 
@@ -55,7 +65,8 @@ void sroce_comp_complete(struct sroce_qp *qp)
 		    qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
 		    (wqe->send_flags & IB_SEND_SIGNALED))
 			sroce_comp_post(qp, wqe, wqe->status);
-		sq->comp++;
+		/* release: post_send reuses the slot once it sees comp move */
+		smp_store_release(&sq->comp, sq->comp + 1);
 		progress = true;
 		if (wqe->status != IB_WC_SUCCESS) {
 			failed = true;
@@ -64,41 +75,49 @@ void sroce_comp_complete(struct sroce_qp *qp)
 	}
 	if (progress && qp->user)
 		sroce_queue_publish_cons(&sq->q, sq->comp);
-	if (failed) {
-		sroce_qp_error(qp);
-		sroce_comp_flush_sq(qp);
-		spin_lock(&qp->rq.lock);
-		sroce_qp_flush_rq(qp);
-		spin_unlock(&qp->rq.lock);
-	}
+	/* the completion reports the cause: no affiliated event (10.10.2) */
+	if (failed)
+		sroce_qp_fail(qp, 0);
 }
 
-/* Error state: complete everything outstanding.  Caller holds sq.lock. */
-void sroce_comp_flush_sq(struct sroce_qp *qp)
+/*
+ * Error state: complete what is outstanding, a bounded number per pass.
+ * Returns true when more remain; user WQEs are fetched up to what the
+ * producer index showed when this pass began, never chased.
+ */
+bool sroce_comp_flush_sq(struct sroce_qp *qp)
 {
 	struct sroce_sq *sq = &qp->sq;
-	bool any = false;
+	u32 n = SROCE_FLUSH_BUDGET, head;
+	bool more = false;
 
-	sroce_sq_fetch(qp);
-	while (sq->comp != sq->head) {
+	sroce_assert_engine(qp);
+	if (qp->user)
+		more = sroce_sq_fetch(qp, SROCE_FLUSH_BUDGET);
+	/* acquire: pairs with the release of head in kernel post_send */
+	head = smp_load_acquire(&sq->head);
+	while (sq->comp != head) {
 		struct sroce_swqe *wqe = &sq->kwqe[sq->comp & (sq->slots - 1)];
 
+		if (!n--) {
+			more = true;
+			break;
+		}
 		if (wqe->state != SROCE_WQE_DONE ||
 		    wqe->status != IB_WC_SUCCESS)
 			sroce_comp_post(qp, wqe, IB_WC_WR_FLUSH_ERR);
 		else if (qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
 			 (wqe->send_flags & IB_SEND_SIGNALED))
 			sroce_comp_post(qp, wqe, IB_WC_SUCCESS);
-		sq->comp++;
-		any = true;
-		/* a user may keep posting: fetch what arrived meanwhile */
-		if (sq->comp == sq->head)
-			sroce_sq_fetch(qp);
+		wqe->rd_counted = false;
+		/* release: the slot is free for post_send once comp passes it */
+		smp_store_release(&sq->comp, sq->comp + 1);
 	}
-	sq->req = sq->head;
-	if (any && qp->user)
+	sq->req = sq->comp;
+	qp->req.rd_outstanding = 0;
+	if (qp->user)
 		sroce_queue_publish_cons(&sq->q, sq->comp);
-	del_timer(&qp->retrans_timer);
+	return more;
 }
 
 static struct sroce_swqe *sroce_comp_first_open(struct sroce_qp *qp)
@@ -137,7 +156,8 @@ static bool sroce_comp_ack_through(struct sroce_qp *qp, u32 psn, bool *retry)
 		    wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 		    wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) {
 			/* covered but unanswered: its response was lost */
-			*retry = true;
+			if (wqe->state == SROCE_WQE_SENT)
+				*retry = true;
 			break;
 		}
 		if (wqe->state != SROCE_WQE_SENT)
@@ -164,14 +184,19 @@ static enum ib_wc_status sroce_nak_status(u8 code)
 	}
 }
 
-static void sroce_comp_fail_open(struct sroce_qp *qp, enum ib_wc_status st)
+/* A NAK fails the WQE its PSN falls in, and only if that one is the oldest open. */
+static bool sroce_comp_fail_open(struct sroce_qp *qp, u32 psn,
+				 enum ib_wc_status st)
 {
 	struct sroce_swqe *wqe = sroce_comp_first_open(qp);
 
-	if (wqe) {
-		wqe->state = SROCE_WQE_DONE;
-		wqe->status = st;
+	if (!wqe || !sroce_psn_in_window(psn, wqe->first_psn, wqe->npkts)) {
+		sroce_count(qp->sdev, SROCE_CNT_RX_STALE_ACK);
+		return false;
 	}
+	wqe->state = SROCE_WQE_DONE;
+	wqe->status = st;
+	return true;
 }
 
 static bool sroce_comp_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
@@ -188,13 +213,14 @@ static bool sroce_comp_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	case SROCE_AETH_RNR_NAK:
 		progress = sroce_comp_ack_through(qp, prev, retry);
 		sroce_count(qp->sdev, SROCE_CNT_RNR_RETRY);
-		if (!qp->req.rnr_retry) {
-			sroce_comp_fail_open(qp, IB_WC_RNR_RETRY_EXC_ERR);
-			return true;
-		}
+		if (!qp->req.rnr_retry)
+			return sroce_comp_fail_open(qp, psn,
+						    IB_WC_RNR_RETRY_EXC_ERR) ||
+			       progress;
 		if (qp->req.rnr_retry != 7)
 			qp->req.rnr_retry--;
 		sroce_req_rewind(qp, psn);
+		*retry = false;
 		qp->req.rnr_wait = true;
 		mod_timer(&qp->rnr_timer, jiffies + usecs_to_jiffies(
 			  sroce_rnr_timer_us(sroce_aeth_value(syn))));
@@ -207,8 +233,9 @@ static bool sroce_comp_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			*retry = false;
 			return true;
 		}
-		sroce_comp_fail_open(qp, sroce_nak_status(sroce_aeth_value(syn)));
-		return true;
+		return sroce_comp_fail_open(qp, psn, sroce_nak_status(
+						    sroce_aeth_value(syn))) ||
+		       progress;
 	default:
 		return false;
 	}
@@ -256,8 +283,7 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	wqe->rcvd += len;
 	if (wqe->rcvd == wqe->length) {
 		wqe->state = SROCE_WQE_DONE;
-		if (qp->req.rd_outstanding)
-			qp->req.rd_outstanding--;
+		sroce_comp_rd_done(qp, wqe);
 		if (sroce_psn_after(sroce_psn_add(wqe->last_psn, 1),
 				    qp->comp.psn))
 			qp->comp.psn = sroce_psn_add(wqe->last_psn, 1);
@@ -293,32 +319,50 @@ static bool sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		return true;
 	}
 	wqe->state = SROCE_WQE_DONE;
-	if (qp->req.rd_outstanding)
-		qp->req.rd_outstanding--;
+	sroce_comp_rd_done(qp, wqe);
 	if (sroce_psn_after(sroce_psn_add(psn, 1), qp->comp.psn))
 		qp->comp.psn = sroce_psn_add(psn, 1);
 	return true;
 }
 
+/*
+ * Is @psn one an ACK/NAK/response may carry?  Everything it names must
+ * have been sent: between the oldest unacknowledged PSN (minus one, for a
+ * repeated ACK) and the highest PSN sent.  Anything else is stale or forged.
+ */
+static bool sroce_comp_psn_ok(struct sroce_qp *qp, u32 psn, bool ack)
+{
+	u32 lo = ack ? sroce_psn_add(qp->comp.psn, SROCE_PSN_MASK) :
+		       qp->comp.psn;
+
+	return !sroce_psn_before(psn, lo) &&
+	       sroce_psn_before(psn, qp->req.max_psn);
+}
+
 void sroce_comp_rcv(struct sroce_pkt *pkt)
 {
 	struct sroce_qp *qp = pkt->qp;
-	struct sroce_sq *sq = &qp->sq;
-	u32 mask = pkt->h.info->mask;
-	bool progress = false, retry = false, run;
+	u32 mask = pkt->h.info->mask, psn = pkt->h.bth.psn;
+	bool progress = false, retry = false, ok;
 
-	spin_lock_bh(&sq->lock);
+	sroce_assert_engine(qp);
 	if (qp->type != IB_QPT_RC ||
 	    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)) {
 		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_QP_STATE);
-		spin_unlock_bh(&sq->lock);
 		return;
 	}
-	/* a response for a PSN never sent is a ghost: drop it */
-	if (!sroce_psn_before(pkt->h.bth.psn, qp->req.psn) &&
-	    !(mask & SROCE_M_READ)) {
-		sroce_count(qp->sdev, SROCE_CNT_RX_OOS_RESP);
-		spin_unlock_bh(&sq->lock);
+	if (mask & SROCE_M_READ) {
+		/* read responses are matched against the open READ itself */
+		ok = sroce_psn_before(psn, qp->req.max_psn);
+	} else if ((mask & SROCE_M_ACK) &&
+		   sroce_aeth_type(pkt->h.aeth.syndrome) == SROCE_AETH_ACK) {
+		ok = sroce_comp_psn_ok(qp, psn, true);
+	} else {
+		/* NAKs and atomic ACKs name an outstanding request */
+		ok = sroce_comp_psn_ok(qp, psn, false);
+	}
+	if (!ok) {
+		sroce_count(qp->sdev, SROCE_CNT_RX_STALE_ACK);
 		return;
 	}
 	if (mask & SROCE_M_READ)
@@ -339,13 +383,5 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 		sroce_count(qp->sdev, SROCE_CNT_RETRANS_NAK);
 		sroce_req_rewind(qp, qp->comp.psn);
 	}
-	sroce_comp_complete(qp);
-	if (sq->comp == sq->req)
-		del_timer(&qp->retrans_timer);
-	else if (progress)
-		sroce_req_arm_timer(qp);
-	run = sq->req != sq->head && !qp->req.rnr_wait;
-	spin_unlock_bh(&sq->lock);
-	if (run)
-		sroce_req_run(qp);
+	sroce_req_timer_update(qp, progress);
 }

@@ -19,7 +19,7 @@ struct sk_buff *sroce_build_pkt(struct sroce_qp *qp, const struct sroce_av *av,
 
 	if (WARN_ON_ONCE(!info))
 		return NULL;
-	skb = sroce_pkt_alloc(qp->sdev, av, info->hdr_len, payload_len + pad,
+	skb = sroce_pkt_alloc(qp, av, info->hdr_len, payload_len + pad,
 			      &bth);
 	if (unlikely(!skb))
 		return NULL;

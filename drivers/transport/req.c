@@ -77,9 +77,40 @@ static u8 sroce_req_opcode(const struct sroce_qp *qp,
 	}
 }
 
-void sroce_req_arm_timer(struct sroce_qp *qp)
+/* One request packet went out with @psn: window bookkeeping and timer. */
+static void sroce_req_sent(struct sroce_qp *qp, u32 psn)
 {
-	if (qp->type == IB_QPT_RC && qp->timeout)
+	u32 next = sroce_psn_add(psn, 1);
+
+	if (sroce_psn_after(next, qp->req.max_psn))
+		qp->req.max_psn = next;
+	if (qp->type == IB_QPT_RC && !timer_pending(&qp->retrans_timer))
+		mod_timer(&qp->retrans_timer,
+			  jiffies + sroce_retrans_jiffies(qp));
+}
+
+/* Has any request been sent that is not yet answered? */
+bool sroce_req_outstanding(struct sroce_qp *qp)
+{
+	struct sroce_sq *sq = &qp->sq;
+
+	return sq->comp != sq->req ||
+	       (sq->req != sq->head &&
+		sq->kwqe[sq->req & (sq->slots - 1)].npkts &&
+		sq->kwqe[sq->req & (sq->slots - 1)].state != SROCE_WQE_DONE);
+}
+
+/*
+ * After an ACK or response: restart the local ACK timer while requests are
+ * outstanding (@progress), stop it when none are.
+ */
+void sroce_req_timer_update(struct sroce_qp *qp, bool progress)
+{
+	if (qp->type != IB_QPT_RC)
+		return;
+	if (qp->req.rnr_wait || !sroce_req_outstanding(qp))
+		sroce_timer_delete(&qp->retrans_timer);
+	else if (progress || !timer_pending(&qp->retrans_timer))
 		mod_timer(&qp->retrans_timer,
 			  jiffies + sroce_retrans_jiffies(qp));
 }
@@ -143,6 +174,7 @@ static int sroce_req_send_seg(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	}
 	/* a send failure is a lost packet: go-back-N recovers RC */
 	sroce_pkt_send(qp->sdev, av, ud ? NULL : &qp->dst_cache, sport, skb);
+	sroce_req_sent(qp, h.bth.psn);
 	wqe->sent += len;
 	qp->req.psn = sroce_psn_add(h.bth.psn, 1);
 	return last ? 1 : 0;
@@ -166,6 +198,7 @@ static int sroce_req_send_read(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	if (!skb)
 		return -ENOMEM;
 	sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache, qp->sport, skb);
+	sroce_req_sent(qp, wqe->last_psn);
 	qp->req.psn = sroce_psn_add(wqe->last_psn, 1);
 	return 1;
 }
@@ -192,6 +225,7 @@ static int sroce_req_send_atomic(struct sroce_qp *qp, struct sroce_swqe *wqe)
 	if (!skb)
 		return -ENOMEM;
 	sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache, qp->sport, skb);
+	sroce_req_sent(qp, wqe->first_psn);
 	qp->req.psn = sroce_psn_add(wqe->first_psn, 1);
 	return 1;
 }
@@ -202,32 +236,34 @@ static void sroce_wqe_fail(struct sroce_swqe *wqe, int err)
 	wqe->status = err == -EINVAL ? IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR;
 }
 
-void sroce_req_run(struct sroce_qp *qp)
+/*
+ * Transmit what the send queue holds, up to *budget packets.  Returns true
+ * when it stopped on the budget with work left; every other stop (window,
+ * max_rd_atomic, fence, skb room, RNR wait) ends on an event that queues
+ * the engine again.
+ */
+bool sroce_req_run(struct sroce_qp *qp, int *budget)
 {
 	struct sroce_sq *sq = &qp->sq;
-	int budget = SROCE_TX_BUDGET;
-	bool more = false, need_comp = false, rc = qp->type == IB_QPT_RC;
-	u32 mtu = sroce_req_mtu(qp);
+	bool more = false, rc = qp->type == IB_QPT_RC;
+	u32 mtu = sroce_req_mtu(qp), head;
 
-	spin_lock_bh(&sq->lock);
-	sroce_sq_fetch(qp);
-	if (qp->state == IB_QPS_ERR) {
-		sroce_comp_flush_sq(qp);
-		goto unlock;
-	}
-	if ((qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
-	    qp->req.rnr_wait)
-		goto unlock;
+	sroce_assert_engine(qp);
+	if (qp->user)
+		more = sroce_sq_fetch(qp, SROCE_FETCH_BUDGET);
+	if (qp->req.rnr_wait)
+		return more;
+	/* kernel posters publish head after writing the WQE */
+	head = smp_load_acquire(&sq->head);
 
-	while (sq->req != sq->head) {
+	while (sq->req != head) {
 		struct sroce_swqe *wqe = &sq->kwqe[sq->req & (sq->slots - 1)];
 		int ret;
 
 		if (wqe->state == SROCE_WQE_DONE) {
-			/* failed validation at fetch: complete it in order */
+			/* failed validation at fetch: completes in order */
 			sq->req++;
-			need_comp = true;
-			break;
+			continue;
 		}
 		if (!wqe->npkts) {
 			if (qp->state == IB_QPS_SQD)
@@ -243,17 +279,20 @@ void sroce_req_run(struct sroce_qp *qp)
 			if (sroce_psn_diff(qp->req.psn, qp->comp.psn) >=
 			    SROCE_MAX_UNACKED_PSNS)
 				break;
-			if (sroce_wqe_is_rd_atomic(wqe) &&
+			if (sroce_wqe_is_rd_atomic(wqe) && !wqe->rd_counted &&
 			    qp->req.rd_outstanding >= qp->max_rd_atomic)
 				break;
 			if ((wqe->send_flags & IB_SEND_FENCE) &&
-			    qp->req.rd_outstanding && wqe->sent == 0)
+			    qp->req.rd_outstanding && wqe->sent == 0 &&
+			    !wqe->rd_counted)
 				break;
 		}
-		if (!budget) {
+		if (*budget <= 0) {
 			more = true;
 			break;
 		}
+		if (!sroce_tx_room(qp))
+			break;
 		if (sroce_qp_is_ud(qp) && wqe->length > mtu) {
 			/* C10-93.1.1: too long for UD, nothing is sent */
 			ret = 1;
@@ -261,12 +300,14 @@ void sroce_req_run(struct sroce_qp *qp)
 			ret = sroce_wqe_is_read(wqe) ?
 			      sroce_req_send_read(qp, wqe, mtu) :
 			      sroce_req_send_atomic(qp, wqe);
-			if (ret > 0)
+			if (ret > 0 && !wqe->rd_counted) {
+				wqe->rd_counted = true;
 				qp->req.rd_outstanding++;
+			}
 		} else {
 			ret = sroce_req_send_seg(qp, wqe, mtu);
 		}
-		budget--;
+		(*budget)--;
 		if (ret == -ENOMEM) {
 			more = true;
 			break;
@@ -274,44 +315,22 @@ void sroce_req_run(struct sroce_qp *qp)
 		if (ret < 0) {
 			sroce_wqe_fail(wqe, ret);
 			sq->req++;
-			need_comp = true;
 			break;
 		}
 		if (ret == 0)
 			continue;
 		sq->req++;
-		if (rc) {
-			wqe->state = SROCE_WQE_SENT;
-			if (!timer_pending(&qp->retrans_timer))
-				sroce_req_arm_timer(qp);
-		} else {
-			/* UC and UD complete once their packets are out */
-			wqe->state = SROCE_WQE_DONE;
-			need_comp = true;
-		}
+		/* UC and UD complete once their packets are out */
+		wqe->state = rc ? SROCE_WQE_SENT : SROCE_WQE_DONE;
 	}
-unlock:
-	if (need_comp)
-		sroce_comp_complete(qp);
-	spin_unlock_bh(&sq->lock);
-	if (more)
-		queue_work_on(qp->cpu, sroce_wq, &qp->req_work);
-}
-
-void sroce_req_kick(struct sroce_qp *qp)
-{
-	sroce_req_run(qp);
-}
-
-void sroce_req_work(struct work_struct *work)
-{
-	sroce_req_run(container_of(work, struct sroce_qp, req_work));
+	return more;
 }
 
 /*
  * Go back to @psn: the first unfinished WQE resumes at the segment holding
- * @psn (a read resumes after the data already placed), the ones after it
- * restart.  Caller holds sq.lock.
+ * @psn (a read resumes after the data already placed), the ones after it,
+ * including one that was only partly sent, restart.  PSNs stay as first
+ * assigned, so the retransmission is the same packet sequence.
  */
 void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 {
@@ -319,15 +338,17 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 	u32 i, end = sq->req, mtu = sroce_req_mtu(qp);
 	bool found = false;
 
-	/* the loop moves sq->req back: bound it by the old value */
+	sroce_assert_engine(qp);
+	if (end != sq->head && sq->kwqe[end & (sq->slots - 1)].npkts)
+		end++;
+	/* nothing is outstanding after the rewind: recount as resent */
+	qp->req.rd_outstanding = 0;
 	for (i = sq->comp; i != end; i++) {
 		struct sroce_swqe *wqe = &sq->kwqe[i & (sq->slots - 1)];
 
+		wqe->rd_counted = false;
 		if (wqe->state == SROCE_WQE_DONE)
 			continue;
-		if (sroce_wqe_is_rd_atomic(wqe) &&
-		    wqe->state == SROCE_WQE_SENT && qp->req.rd_outstanding)
-			qp->req.rd_outstanding--;
 		if (!found) {
 			found = true;
 			sq->req = i;
@@ -355,40 +376,32 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 	qp->req.pkts_since_ackreq = 0;
 }
 
-void sroce_retrans_timer_fn(struct timer_list *t)
+/* The local ACK timer expired: retransmit from the oldest unacked PSN. */
+void sroce_req_retrans_expired(struct sroce_qp *qp)
 {
-	struct sroce_qp *qp = sroce_from_timer(qp, t, retrans_timer);
 	struct sroce_sq *sq = &qp->sq;
-	bool run = false;
+	u32 i;
 
-	spin_lock_bh(&sq->lock);
-	if ((qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) &&
-	    sq->comp != sq->req) {
-		sroce_count(qp->sdev, SROCE_CNT_RETRANS_TIMEOUT);
-		if (!qp->req.retry_cnt) {
-			struct sroce_swqe *wqe =
-				&sq->kwqe[sq->comp & (sq->slots - 1)];
+	sroce_assert_engine(qp);
+	if ((qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
+	    qp->req.rnr_wait || !sroce_req_outstanding(qp))
+		return;
+	sroce_count(qp->sdev, SROCE_CNT_RETRANS_TIMEOUT);
+	if (qp->req.retry_cnt) {
+		qp->req.retry_cnt--;
+		sroce_req_rewind(qp, qp->comp.psn);
+		return;
+	}
+	/* retries exhausted: the oldest open WQE fails, the QP goes to ERR */
+	for (i = sq->comp; i != sq->head; i++) {
+		struct sroce_swqe *wqe = &sq->kwqe[i & (sq->slots - 1)];
 
+		if (wqe->state != SROCE_WQE_DONE) {
 			wqe->state = SROCE_WQE_DONE;
 			wqe->status = IB_WC_RETRY_EXC_ERR;
-			sroce_comp_complete(qp);
-		} else {
-			qp->req.retry_cnt--;
-			sroce_req_rewind(qp, qp->comp.psn);
-			run = true;
+			if (i == sq->req)
+				sq->req++;
+			break;
 		}
 	}
-	spin_unlock_bh(&sq->lock);
-	if (run)
-		sroce_req_run(qp);
-}
-
-void sroce_rnr_timer_fn(struct timer_list *t)
-{
-	struct sroce_qp *qp = sroce_from_timer(qp, t, rnr_timer);
-
-	spin_lock_bh(&qp->sq.lock);
-	qp->req.rnr_wait = false;
-	spin_unlock_bh(&qp->sq.lock);
-	sroce_req_run(qp);
 }

@@ -28,6 +28,8 @@ void sroce_resp_reset(struct sroce_qp *qp)
 	r->rcv_len = 0;
 	r->res_head = 0;
 	r->n_res = 0;
+	r->ack_pending = false;
+	r->rd_cur = NULL;
 	if (r->res)
 		memset(r->res, 0, SROCE_MAX_RD_ATOMIC * sizeof(*r->res));
 }
@@ -51,7 +53,7 @@ static void sroce_resp_post(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		wc.ex.imm_data = cpu_to_be32(pkt->h.imm);
 	}
 	qp->resp.have_rwqe = false;
-	sroce_cq_post(qp->rcq, &wc, pkt->h.bth.se);
+	sroce_post_rcq(qp, &wc, pkt->h.bth.se);
 }
 
 /* Responder-detected error: complete the receive WQE in error, QP to ERR. */
@@ -63,10 +65,40 @@ static void sroce_resp_fail(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	*fatal = true;
 }
 
+/* Send the coalesced ACK now: before any other response, and per pass. */
+void sroce_resp_ack_flush(struct sroce_qp *qp)
+{
+	struct sroce_resp_state *r = &qp->resp;
+
+	sroce_assert_engine(qp);
+	if (!r->ack_pending)
+		return;
+	r->ack_pending = false;
+	sroce_send_ack(qp, r->ack_psn,
+		       sroce_aeth_syn_ack(SROCE_AETH_CREDIT_INVALID));
+}
+
+/*
+ * Acknowledge through @psn.  ACKs are cumulative, so the requests of one
+ * pass share one ACK; the requester asks (AckReq) at least every
+ * SROCE_ACKREQ_EVERY packets, so it never waits long for one.
+ */
+static void sroce_resp_ack(struct sroce_qp *qp, u32 psn)
+{
+	qp->resp.ack_pending = true;
+	qp->resp.ack_psn = psn;
+}
+
+bool sroce_resp_busy(struct sroce_qp *qp)
+{
+	return qp->resp.rd_cur;
+}
+
 static void sroce_resp_nak(struct sroce_qp *qp, u32 psn, u8 code)
 {
 	if (qp->type != IB_QPT_RC)
 		return;
+	sroce_resp_ack_flush(qp);
 	sroce_count(qp->sdev, code == SROCE_NAK_PSN_SEQ_ERR ?
 			      SROCE_CNT_TX_NAK_SEQ : SROCE_CNT_TX_NAK_OTHER);
 	sroce_send_ack(qp, psn, sroce_aeth_syn_nak(code));
@@ -143,7 +175,7 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		wc.ex.imm_data = cpu_to_be32(pkt->h.imm);
 	}
 	r->have_rwqe = false;
-	sroce_cq_post(qp->rcq, &wc, pkt->h.bth.se);
+	sroce_post_rcq(qp, &wc, pkt->h.bth.se);
 	/* a local receive error ends the QP (C10-153) */
 	if (wc.status != IB_WC_SUCCESS)
 		*fatal = true;
@@ -165,53 +197,6 @@ static struct sroce_rd_res *sroce_res_find(struct sroce_qp *qp, u32 psn)
 	return NULL;
 }
 
-/* Send read responses for res starting at @psn (a replay may start late). */
-static void sroce_resp_read_send(struct sroce_qp *qp, struct sroce_rd_res *res,
-				 u32 psn)
-{
-	u32 mtu = qp->mtu, off = sroce_psn_diff(psn, res->first_psn) * mtu;
-	u32 npkts = sroce_psn_diff(res->last_psn, psn) + 1, i;
-	struct sroce_mr *mr = NULL;
-
-	if (res->length) {
-		mr = sroce_mr_get(qp->sdev, res->rkey);
-		if (!mr)
-			return;
-	}
-	for (i = 0; i < npkts; i++) {
-		u32 len = min(mtu, res->length - off);
-		bool first = i == 0, last = i == npkts - 1;
-		struct sroce_pkt_hdrs h = {};
-		struct sk_buff *skb;
-		u8 *payload;
-
-		if (first && last)
-			h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY;
-		else if (first)
-			h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_FIRST;
-		else if (last)
-			h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_LAST;
-		else
-			h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
-		h.bth.dqpn = qp->dest_qpn;
-		h.bth.psn = sroce_psn_add(psn, i);
-		h.aeth.syndrome = sroce_aeth_syn_ack(SROCE_AETH_CREDIT_INVALID);
-		h.aeth.msn = qp->resp.msn & SROCE_PSN_MASK;
-		skb = sroce_build_pkt(qp, &qp->av, &h, len, &payload);
-		if (!skb)
-			break;
-		if (len && sroce_mr_copy(mr, res->va + off, payload, len,
-					 false)) {
-			kfree_skb(skb);
-			break;
-		}
-		sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache, qp->sport, skb);
-		off += len;
-	}
-	if (mr)
-		sroce_mr_put(mr);
-}
-
 static int sroce_resp_rkey(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
 			   u32 access, struct sroce_mr **out)
 {
@@ -231,6 +216,80 @@ static int sroce_resp_rkey(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
 	}
 	*out = mr;
 	return 0;
+}
+
+/* Start (or, for a duplicate, restart) the responses of @res at @psn. */
+static void sroce_resp_read_start(struct sroce_qp *qp,
+				  struct sroce_rd_res *res, u32 psn)
+{
+	sroce_resp_ack_flush(qp);
+	qp->resp.rd_cur = res;
+	qp->resp.rd_start = psn;
+	qp->resp.rd_psn = psn;
+}
+
+/*
+ * Send the responses of the current READ from its cursor, up to *budget
+ * packets and as skb room allows; the engine calls again until done, so a
+ * 2 GiB READ or a storm of duplicates costs bounded work per pass.
+ */
+void sroce_resp_read_run(struct sroce_qp *qp, int *budget)
+{
+	struct sroce_resp_state *r = &qp->resp;
+	struct sroce_rd_res *res = r->rd_cur;
+	u32 mtu = qp->mtu;
+	struct sroce_mr *mr = NULL;
+
+	sroce_assert_engine(qp);
+	if (!res)
+		return;
+	/* the region may have gone since the request: check it again */
+	if (res->length && sroce_resp_rkey(qp, res->rkey, res->va, res->length,
+					    IB_ACCESS_REMOTE_READ, &mr)) {
+		r->rd_cur = NULL;
+		sroce_resp_nak(qp, r->rd_psn, SROCE_NAK_REM_ACCESS_ERR);
+		sroce_qp_fail(qp, 0);
+		return;
+	}
+	while (*budget > 0 && !sroce_psn_after(r->rd_psn, res->last_psn)) {
+		u32 off = sroce_psn_diff(r->rd_psn, res->first_psn) * mtu;
+		u32 len = min(mtu, res->length - off);
+		bool first = r->rd_psn == r->rd_start;
+		bool last = r->rd_psn == res->last_psn;
+		struct sroce_pkt_hdrs h = {};
+		struct sk_buff *skb;
+		u8 *payload;
+
+		if (!sroce_tx_room(qp))
+			break;
+		if (first && last)
+			h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY;
+		else if (first)
+			h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_FIRST;
+		else if (last)
+			h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_LAST;
+		else
+			h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
+		h.bth.dqpn = qp->dest_qpn;
+		h.bth.psn = r->rd_psn;
+		h.aeth.syndrome = sroce_aeth_syn_ack(SROCE_AETH_CREDIT_INVALID);
+		h.aeth.msn = r->msn & SROCE_PSN_MASK;
+		skb = sroce_build_pkt(qp, &qp->av, &h, len, &payload);
+		if (!skb)
+			break;
+		if (len && sroce_mr_copy(mr, res->va + off, payload, len,
+					 false)) {
+			kfree_skb(skb);
+			break;
+		}
+		sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache, qp->sport, skb);
+		r->rd_psn = sroce_psn_add(r->rd_psn, 1);
+		(*budget)--;
+	}
+	if (sroce_psn_after(r->rd_psn, res->last_psn))
+		r->rd_cur = NULL;
+	if (mr)
+		sroce_mr_put(mr);
 }
 
 static void sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
@@ -262,7 +321,7 @@ static void sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	res->length = reth->len;
 	r->msn++;
 	r->epsn = sroce_psn_add(res->last_psn, 1);
-	sroce_resp_read_send(qp, res, res->first_psn);
+	sroce_resp_read_start(qp, res, res->first_psn);
 }
 
 static void sroce_resp_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
@@ -277,6 +336,7 @@ static void sroce_resp_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
 	h.aeth.syndrome = sroce_aeth_syn_ack(SROCE_AETH_CREDIT_INVALID);
 	h.aeth.msn = qp->resp.msn & SROCE_PSN_MASK;
 	h.atmack.orig = orig;
+	sroce_resp_ack_flush(qp);
 	skb = sroce_build_pkt(qp, &qp->av, &h, 0, &payload);
 	if (skb)
 		sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache, qp->sport, skb);
@@ -470,16 +530,20 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 			sroce_resp_atomic_ack(qp, res->first_psn,
 					      res->atomic_orig);
 		else
-			sroce_resp_read_send(qp, res, pkt->h.bth.psn);
+			sroce_resp_read_start(qp, res, pkt->h.bth.psn);
 		return;
 	}
 	/* re-acknowledge: the earlier ACK may have been lost */
 	if (pkt->h.bth.ackreq)
-		sroce_send_ack(qp, sroce_psn_add(qp->resp.epsn, SROCE_PSN_MASK),
-			       sroce_aeth_syn_ack(SROCE_AETH_CREDIT_INVALID));
+		sroce_resp_ack(qp, sroce_psn_add(qp->resp.epsn, SROCE_PSN_MASK));
 }
 
-void sroce_resp_rcv(struct sroce_pkt *pkt)
+/*
+ * Handle one request packet.  Returns false, having done nothing, when a
+ * READ's responses are still going out and @pkt is a new request: the
+ * responder answers in order, so it waits at the head of the queue.
+ */
+bool sroce_resp_rcv(struct sroce_pkt *pkt)
 {
 	struct sroce_qp *qp = pkt->qp;
 	struct sroce_resp_state *r = &qp->resp;
@@ -487,7 +551,7 @@ void sroce_resp_rcv(struct sroce_pkt *pkt)
 	bool fatal = false, rnr = false, rc = qp->type == IB_QPT_RC;
 	s32 diff;
 
-	spin_lock_bh(&qp->rq.lock);
+	sroce_assert_engine(qp);
 	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR) {
 		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_QP_STATE);
 		goto unlock;
@@ -500,6 +564,8 @@ void sroce_resp_rcv(struct sroce_pkt *pkt)
 		goto unlock;
 
 	diff = sroce_psn_diff(psn, r->epsn);
+	if (diff >= 0 && r->rd_cur)
+		return false;
 	if (diff < 0 && rc) {
 		sroce_resp_duplicate(qp, pkt);
 		goto unlock;
@@ -550,6 +616,7 @@ void sroce_resp_rcv(struct sroce_pkt *pkt)
 	if (rnr) {
 		if (rc) {
 			sroce_count(qp->sdev, SROCE_CNT_TX_RNR_NAK);
+			sroce_resp_ack_flush(qp);
 			sroce_send_ack(qp, psn,
 				       sroce_aeth_syn_rnr(qp->min_rnr_timer));
 		}
@@ -561,14 +628,11 @@ void sroce_resp_rcv(struct sroce_pkt *pkt)
 	if (!(mask & (SROCE_M_READ | SROCE_M_ATOMIC))) {
 		r->epsn = sroce_psn_add(psn, 1);
 		if (rc && pkt->h.bth.ackreq)
-			sroce_send_ack(qp, psn, sroce_aeth_syn_ack(
-					       SROCE_AETH_CREDIT_INVALID));
+			sroce_resp_ack(qp, psn);
 	}
 unlock:
-	spin_unlock_bh(&qp->rq.lock);
-	if (fatal) {
-		/* responder-detected errors end the QP (and an RC connection) */
-		sroce_qp_error(qp);
-		sroce_qp_flush(qp);
-	}
+	/* responder-detected errors end the QP (and an RC connection) */
+	if (fatal)
+		sroce_qp_fail(qp, 0);
+	return true;
 }

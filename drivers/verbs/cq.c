@@ -88,8 +88,10 @@ static void sroce_wc_to_uwc(struct ib_uverbs_wc *u, const struct ib_wc *wc)
 }
 
 /*
- * Add one completion.  Returns -ENOSPC on overflow, which is reported to
- * the consumer as an affiliated CQ error.
+ * Add one completion.  Returns 0, SROCE_CQ_NOTIFY when the consumer's
+ * completion handler is due, or SROCE_CQ_OVERFLOW (the completion is
+ * lost) when the affiliated CQ error is due: the caller raises either
+ * with sroce_cq_raise() once it holds no locks.
  */
 int sroce_cq_post(struct sroce_cq *cq, const struct ib_wc *wc, bool solicited)
 {
@@ -104,16 +106,7 @@ int sroce_cq_post(struct sroce_cq *cq, const struct ib_wc *wc, bool solicited)
 		cq->overflow = true;
 		spin_unlock_irqrestore(&cq->lock, flags);
 		sroce_count(to_sdev(cq->ibcq.device), SROCE_CNT_CQ_OVERFLOW);
-		if (first && cq->ibcq.event_handler) {
-			struct ib_event ev = {
-				.device = cq->ibcq.device,
-				.element.cq = &cq->ibcq,
-				.event = IB_EVENT_CQ_ERR,
-			};
-
-			cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
-		}
-		return -ENOSPC;
+		return first ? SROCE_CQ_OVERFLOW : 0;
 	}
 	slot = sroce_queue_slot(&cq->q, cq->prod);
 	if (cq->user)
@@ -128,10 +121,23 @@ int sroce_cq_post(struct sroce_cq *cq, const struct ib_wc *wc, bool solicited)
 	if (notify)
 		cq->notify = 0;
 	spin_unlock_irqrestore(&cq->lock, flags);
+	return notify ? SROCE_CQ_NOTIFY : 0;
+}
 
-	if (notify && cq->ibcq.comp_handler)
+/* Consumer callbacks for a CQ; never called with a driver lock held. */
+void sroce_cq_raise(struct sroce_cq *cq, bool comp, bool err)
+{
+	if (err && cq->ibcq.event_handler) {
+		struct ib_event ev = {
+			.device = cq->ibcq.device,
+			.element.cq = &cq->ibcq,
+			.event = IB_EVENT_CQ_ERR,
+		};
+
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+	}
+	if (comp && cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
-	return 0;
 }
 
 int sroce_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)

@@ -79,7 +79,8 @@ static void sroce_mr_free(struct sroce_mr *mr)
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kvfree(mr->pages);
-	kfree(mr);
+	/* a lookup may still hold the pointer before its refcount_inc_not_zero */
+	kfree_rcu(mr, rcu);
 	atomic_dec(&sdev->n_mr);
 }
 

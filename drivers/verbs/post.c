@@ -43,7 +43,7 @@ static void sroce_wqe_reset_progress(struct sroce_swqe *wqe)
 }
 
 /* Sum of SGE lengths, or -EINVAL if it exceeds the 2^31 message limit. */
-static int sroce_sge_total(const struct sroce_sge *sge, u32 n, u32 *total)
+int sroce_sge_total(const struct sroce_sge *sge, u32 n, u32 *total)
 {
 	u64 len = 0;
 	u32 i;
@@ -126,7 +126,7 @@ static int sroce_wqe_from_wr(struct sroce_qp *qp, struct sroce_swqe *wqe,
 }
 
 /* Validate a copy of a user WQE; on failure the WQE completes in error. */
-static int sroce_wqe_from_user(struct sroce_qp *qp, struct sroce_swqe *wqe,
+int sroce_wqe_from_user(struct sroce_qp *qp, struct sroce_swqe *wqe,
 			       const struct sroce_abi_send_wqe *slot)
 {
 	struct sroce_abi_send_wqe u;
@@ -189,28 +189,6 @@ static int sroce_wqe_from_user(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	return 0;
 }
 
-/* Copy newly posted user WQEs into kernel memory.  Caller holds sq.lock. */
-void sroce_sq_fetch(struct sroce_qp *qp)
-{
-	struct sroce_sq *sq = &qp->sq;
-	u32 prod;
-
-	if (!qp->user)
-		return;
-	prod = sroce_queue_user_prod(&sq->q);
-	while ((sq->head & sq->q.mask) != prod &&
-	       sq->head - sq->comp < sq->max_wr) {
-		struct sroce_swqe *wqe = &sq->kwqe[sq->head & (sq->slots - 1)];
-
-		if (sroce_wqe_from_user(qp, wqe,
-					sroce_queue_slot(&sq->q, sq->head))) {
-			wqe->state = SROCE_WQE_DONE;
-			wqe->status = IB_WC_LOC_QP_OP_ERR;
-		}
-		sq->head++;
-	}
-}
-
 int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr)
 {
@@ -220,25 +198,24 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	enum ib_qp_state state;
 	int err = 0;
 
+	state = READ_ONCE(qp->state);
 	if (qp->user) {
 		/* librxe's doorbell: a post_send command with no WRs */
-		state = READ_ONCE(qp->state);
 		if (state < IB_QPS_RTS)
 			return -EINVAL;
-		sroce_req_kick(qp);
+		sroce_qp_sched(qp);
 		return 0;
 	}
-	spin_lock_irqsave(&sq->lock, flags);
-	state = qp->state;
 	if (state < IB_QPS_RTS) {
-		err = -EINVAL;
 		*bad_wr = wr;
-		goto out;
+		return -EINVAL;
 	}
+	spin_lock_irqsave(&sq->lock, flags);
 	for (; wr; wr = wr->next) {
 		struct sroce_swqe *wqe;
 
-		if (sq->head - sq->comp >= sq->max_wr) {
+		/* acquire: the engine is done with a slot once comp passes it */
+		if (sq->head - smp_load_acquire(&sq->comp) >= sq->max_wr) {
 			err = -ENOMEM;
 			break;
 		}
@@ -246,16 +223,15 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		err = sroce_wqe_from_wr(qp, wqe, wr);
 		if (err)
 			break;
-		sq->head++;
+		/* release: the engine reads the WQE after it sees head */
+		smp_store_release(&sq->head, sq->head + 1);
 	}
 	if (err)
 		*bad_wr = wr;
-out:
 	spin_unlock_irqrestore(&sq->lock, flags);
-	if (state == IB_QPS_ERR)
-		sroce_qp_flush(qp);
-	else if (state >= IB_QPS_RTS)
-		sroce_req_kick(qp);
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		set_bit(SROCE_QPEV_FLUSH, &qp->events);
+	sroce_qp_sched(qp);
 	return err;
 }
 
@@ -301,7 +277,6 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	struct sroce_qp *qp = to_sqp(ibqp);
 	struct sroce_rq *rq = &qp->rq;
 	unsigned long flags;
-	bool flush;
 	int err = 0;
 
 	if (qp->user)
@@ -310,88 +285,17 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	spin_lock_irqsave(&rq->lock, flags);
-	if (qp->state == IB_QPS_RESET) {
-		spin_unlock_irqrestore(&rq->lock, flags);
+	if (READ_ONCE(qp->state) == IB_QPS_RESET) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
+	spin_lock_irqsave(&rq->lock, flags);
 	err = sroce_rq_post_kernel(rq, wr, bad_wr);
-	flush = qp->state == IB_QPS_ERR;
 	spin_unlock_irqrestore(&rq->lock, flags);
-	if (flush)
-		sroce_qp_flush(qp);
+	/* in ERR the engine flushes what was just posted */
+	if (READ_ONCE(qp->state) == IB_QPS_ERR) {
+		set_bit(SROCE_QPEV_FLUSH, &qp->events);
+		sroce_qp_sched(qp);
+	}
 	return err;
-}
-
-/*
- * Take the next receive WQE of @rq as a validated kernel copy.  Caller
- * holds rq->lock.  Returns 0, -ENOENT when empty, -EINVAL for a malformed
- * user WQE (which is consumed).
- */
-int sroce_rq_take(struct sroce_rq *rq, bool user, struct sroce_rwqe *out)
-{
-	struct sroce_abi_recv_wqe u;
-	const struct sroce_abi_recv_wqe *slot;
-
-	if (!user) {
-		if (rq->cons == rq->prod)
-			return -ENOENT;
-		*out = rq->krwqe[rq->cons & (rq->slots - 1)];
-		rq->cons++;
-		return 0;
-	}
-	if ((rq->cons & rq->q.mask) == sroce_queue_user_prod(&rq->q))
-		return -ENOENT;
-	slot = sroce_queue_slot(&rq->q, rq->cons);
-	memcpy(&u, slot, sizeof(u));
-	rq->cons++;
-	sroce_queue_publish_cons(&rq->q, rq->cons);
-	out->wr_id = u.wr_id;
-	out->num_sge = u.dma.num_sge;
-	if (out->num_sge > rq->max_sge) {
-		out->num_sge = 0;
-		return -EINVAL;
-	}
-	memcpy(out->sge, slot->dma.sge, out->num_sge * sizeof(out->sge[0]));
-	return sroce_sge_total(out->sge, out->num_sge, &out->length);
-}
-
-/* Next receive WQE for a QP, from its SRQ if it has one.  Holds rq.lock. */
-int sroce_rq_fetch(struct sroce_qp *qp, struct sroce_rwqe *out)
-{
-	struct sroce_srq *srq = qp->srq;
-	int err;
-
-	if (!srq)
-		return sroce_rq_take(&qp->rq, qp->user, out);
-	spin_lock(&srq->rq.lock);
-	err = sroce_rq_take(&srq->rq, srq->user, out);
-	sroce_srq_check_limit(srq);
-	spin_unlock(&srq->rq.lock);
-	return err;
-}
-
-/* Caller holds rq.lock; QP is in the error state. */
-void sroce_qp_flush_rq(struct sroce_qp *qp)
-{
-	struct sroce_rwqe rwqe;
-	struct ib_wc wc;
-	int err;
-
-	if (qp->srq)
-		return;
-	for (;;) {
-		err = sroce_rq_take(&qp->rq, qp->user, &rwqe);
-		if (err == -ENOENT)
-			break;
-		memset(&wc, 0, sizeof(wc));
-		wc.wr_id = rwqe.wr_id;
-		wc.status = IB_WC_WR_FLUSH_ERR;
-		wc.opcode = IB_WC_RECV;
-		wc.qp = &qp->ibqp;
-		wc.port_num = 1;
-		if (sroce_cq_post(qp->rcq, &wc, false))
-			break;
-	}
 }

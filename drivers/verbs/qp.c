@@ -10,7 +10,6 @@
 
 #include "sroce/sroce.h"
 #include "sroce/verbs.h"
-#include "sroce/wire/qp_state.h"
 #include "sroce/wire/udp.h"
 
 struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn)
@@ -158,15 +157,11 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->sq_sig_type = init->sq_sig_type;
 	qp->path_mtu = IB_MTU_1024;
 	qp->mtu = 1024;
-	qp->cpu = raw_smp_processor_id();
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->done);
-	mutex_init(&qp->modify_lock);
 	spin_lock_init(&qp->sq.lock);
 	spin_lock_init(&qp->rq.lock);
-	timer_setup(&qp->retrans_timer, sroce_retrans_timer_fn, 0);
-	timer_setup(&qp->rnr_timer, sroce_rnr_timer_fn, 0);
-	INIT_WORK(&qp->req_work, sroce_req_work);
+	sroce_qp_engine_init(qp);
 
 	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
 	if (err)
@@ -223,9 +218,14 @@ err_cnt:
 	return err;
 }
 
-/* Caller holds sq.lock and rq.lock. */
+/* Caller holds eng_lock, so the engine is idle; posters are fenced here. */
 static void sroce_qp_reset_locked(struct sroce_qp *qp)
 {
+	unsigned long flags;
+
+	sroce_qp_reset_engine(qp);
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	spin_lock(&qp->rq.lock);
 	qp->sq.head = 0;
 	qp->sq.req = 0;
 	qp->sq.comp = 0;
@@ -240,9 +240,8 @@ static void sroce_qp_reset_locked(struct sroce_qp *qp)
 			qp->rq.q.buf->consumer_index = 0;
 		}
 	}
-	memset(&qp->req, 0, sizeof(qp->req));
-	memset(&qp->comp, 0, sizeof(qp->comp));
-	sroce_resp_reset(qp);
+	spin_unlock(&qp->rq.lock);
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
 }
 
 static int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
@@ -289,21 +288,28 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	struct sroce_dev *sdev = qp->sdev;
 	enum ib_qp_state cur, new;
 	struct sroce_av av;
-	bool flush = false, kick = false;
+	bool sched = false;
 	int err;
 
 	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
 		return -EOPNOTSUPP;
-	mutex_lock(&qp->modify_lock);
+	mutex_lock(&qp->eng_lock);
 	cur = qp->state;
 	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) {
 		err = -EINVAL;
 		goto out;
 	}
 	new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
-	err = sroce_qp_modify_check(cur, new, qp->type, mask);
-	if (err)
+	/*
+	 * The kernel's transition table; it differs from the spec only in
+	 * refusing Reset -> Error, which IBA allows from every state.
+	 */
+	if (!ib_modify_qp_is_ok(cur, new, qp->type, mask) &&
+	    !(cur == IB_QPS_RESET && new == IB_QPS_ERR &&
+	      !(mask & ~IB_QP_STATE))) {
+		err = -EINVAL;
 		goto out;
+	}
 	err = sroce_qp_check_attr(qp, attr, mask);
 	if (err)
 		goto out;
@@ -313,8 +319,6 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			goto out;
 	}
 
-	spin_lock_bh(&qp->sq.lock);
-	spin_lock(&qp->rq.lock);
 	if (mask & IB_QP_ACCESS_FLAGS)
 		qp->access = attr->qp_access_flags;
 	if (mask & IB_QP_PKEY_INDEX)
@@ -350,6 +354,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->resp.epsn = attr->rq_psn & SROCE_PSN_MASK;
 	if (mask & IB_QP_SQ_PSN) {
 		qp->req.psn = attr->sq_psn & SROCE_PSN_MASK;
+		qp->req.max_psn = qp->req.psn;
 		qp->comp.psn = qp->req.psn;
 	}
 	if (mask & (IB_QP_DEST_QPN | IB_QP_STATE))
@@ -363,13 +368,14 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		case IB_QPS_RTS:
 			qp->req.retry_cnt = qp->retry_cnt;
 			qp->req.rnr_retry = qp->rnr_retry;
-			kick = true;
+			sched = true;
 			break;
 		case IB_QPS_SQD:
 			qp->sq_draining = true;
 			break;
 		case IB_QPS_ERR:
-			flush = true;
+			/* the engine flushes both queues */
+			sched = true;
 			break;
 		default:
 			break;
@@ -378,15 +384,10 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			qp->sq_draining = false;
 		WRITE_ONCE(qp->state, new);
 	}
-	spin_unlock(&qp->rq.lock);
-	spin_unlock_bh(&qp->sq.lock);
-
-	if (flush)
-		sroce_qp_flush(qp);
-	if (kick)
-		sroce_req_kick(qp);
+	if (sched)
+		sroce_qp_sched(qp);
 out:
-	mutex_unlock(&qp->modify_lock);
+	mutex_unlock(&qp->eng_lock);
 	return err;
 }
 
@@ -397,7 +398,8 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	memset(attr, 0, sizeof(*attr));
 	memset(init, 0, sizeof(*init));
-	attr->qp_state = READ_ONCE(qp->state);
+	mutex_lock(&qp->eng_lock);
+	attr->qp_state = qp->state;
 	attr->cur_qp_state = attr->qp_state;
 	attr->path_mtu = qp->path_mtu;
 	attr->path_mig_state = IB_MIG_MIGRATED;
@@ -428,26 +430,8 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->srq = qp->srq ? &qp->srq->ibsrq : NULL;
 	init->cap = attr->cap;
 	init->sq_sig_type = qp->sq_sig_type;
+	mutex_unlock(&qp->eng_lock);
 	return 0;
-}
-
-/*
- * Move to the error state after a completion error; the completion itself
- * reports the cause, so no affiliated event is raised (IBA 10.10.2).
- */
-void sroce_qp_error(struct sroce_qp *qp)
-{
-	WRITE_ONCE(qp->state, IB_QPS_ERR);
-}
-
-void sroce_qp_flush(struct sroce_qp *qp)
-{
-	spin_lock_bh(&qp->sq.lock);
-	sroce_comp_flush_sq(qp);
-	spin_unlock_bh(&qp->sq.lock);
-	spin_lock_bh(&qp->rq.lock);
-	sroce_qp_flush_rq(qp);
-	spin_unlock_bh(&qp->rq.lock);
 }
 
 int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
@@ -455,22 +439,17 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct sroce_qp *qp = to_sqp(ibqp);
 	struct sroce_dev *sdev = qp->sdev;
 
-	spin_lock_bh(&qp->sq.lock);
-	spin_lock(&qp->rq.lock);
+	mutex_lock(&qp->eng_lock);
+	qp->dying = true;
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
-	spin_unlock(&qp->rq.lock);
-	spin_unlock_bh(&qp->sq.lock);
+	mutex_unlock(&qp->eng_lock);
 
+	/* unpublish, then wait for lookups that found it */
 	xa_erase(&sdev->qp_xa, qp->qpn);
 	sroce_mcast_qp_gone(qp);
 	sroce_qp_put(qp);
 	wait_for_completion(&qp->done);
-	/* no packet can reach the QP now; stop its timers and work */
-	sroce_timer_delete_sync(&qp->retrans_timer);
-	sroce_timer_delete_sync(&qp->rnr_timer);
-	cancel_work_sync(&qp->req_work);
-	sroce_timer_delete_sync(&qp->retrans_timer);
-	sroce_timer_delete_sync(&qp->rnr_timer);
+	sroce_qp_engine_stop(qp);
 
 	sroce_qp_free_queues(qp);
 	dst_cache_destroy(&qp->dst_cache);

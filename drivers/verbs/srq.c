@@ -128,26 +128,24 @@ int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	return err;
 }
 
-/* Fire the armed limit event once fewer WQEs remain.  Holds srq->rq.lock. */
-void sroce_srq_check_limit(struct sroce_srq *srq)
+/*
+ * Disarm the limit once fewer WQEs remain; true means the caller raises
+ * IB_EVENT_SRQ_LIMIT_REACHED after dropping its locks.  Holds srq->rq.lock.
+ */
+bool sroce_srq_check_limit(struct sroce_srq *srq)
 {
 	struct sroce_rq *rq = &srq->rq;
-	struct ib_event ev = {
-		.device = srq->ibsrq.device,
-		.element.srq = &srq->ibsrq,
-		.event = IB_EVENT_SRQ_LIMIT_REACHED,
-	};
 	u32 left;
 
+	lockdep_assert_held(&rq->lock);
 	if (!srq->limit)
-		return;
+		return false;
 	if (srq->user)
 		left = (sroce_queue_user_prod(&rq->q) - rq->cons) & rq->q.mask;
 	else
 		left = rq->prod - rq->cons;
 	if (left >= srq->limit)
-		return;
+		return false;
 	srq->limit = 0;
-	if (srq->ibsrq.event_handler)
-		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+	return true;
 }

@@ -1,9 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Table-driven CRC-32 (slice-by-8) and RoCEv2 ICRC header masking.
+ * CRC-32 and RoCEv2 ICRC header masking.  In the kernel the CRC is the
+ * kernel's own (accelerated) crc32_le; the slice-by-8 table is only for
+ * the host build of the codec.
  */
 #include "sroce/wire/icrc.h"
 #include "sroce/wire/opcode.h"
+
+#ifdef __KERNEL__
+#include <linux/crc32.h>
+
+u32 sroce_crc32(u32 crc, const void *buf, size_t len)
+{
+	return ~crc32_le(~crc, buf, len);
+}
+#else
 #include "crc32_table.h"
 
 static inline u32 sroce_get_le32(const u8 *p)
@@ -32,6 +43,7 @@ u32 sroce_crc32(u32 crc, const void *buf, size_t len)
 		crc = t[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
 	return ~crc;
 }
+#endif
 
 /*
  * Fields that routers may rewrite are replaced by ones so the CRC stays

@@ -14,8 +14,10 @@
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 #define sroce_timer_delete_sync(t)	timer_delete_sync(t)
+#define sroce_timer_delete(t)		timer_delete(t)
 #else
 #define sroce_timer_delete_sync(t)	del_timer_sync(t)
+#define sroce_timer_delete(t)		del_timer(t)
 #endif
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)

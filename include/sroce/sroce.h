@@ -50,8 +50,12 @@
 #define SROCE_GSI_QPN		1
 #define SROCE_MAX_UNACKED_PSNS	256
 #define SROCE_ACKREQ_EVERY	16	/* request an ACK at least this often */
-#define SROCE_RX_BUDGET		64
-#define SROCE_TX_BUDGET		64
+#define SROCE_ENGINE_BUDGET	64	/* packets handled per engine pass */
+#define SROCE_FLUSH_BUDGET	256	/* WQEs flushed per engine pass */
+#define SROCE_FETCH_BUDGET	64	/* user WQEs copied per engine pass */
+#define SROCE_RXQ_MAX		512	/* queued packets per QP before drops */
+#define SROCE_QP_SKB_MAX	256	/* transmitted, not yet freed, per QP */
+#define SROCE_DEV_SKB_MAX	4096	/* the same, per device */
 #define SROCE_MIN_RETRANS_MS	100	/* TCG guests are slow: floor for the ACK timer */
 
 /* Drop/packet counters, exported through rdma statistics. */
@@ -78,6 +82,10 @@ enum sroce_counter {
 	SROCE_CNT_TX_ERR,
 	SROCE_CNT_RX_DROP_QKEY,
 	SROCE_CNT_RX_DROP_NO_RWQE,
+	SROCE_CNT_RX_DROP_PEER,
+	SROCE_CNT_RX_DROP_BACKLOG,
+	SROCE_CNT_RX_STALE_ACK,
+	SROCE_CNT_TX_STALL,
 	SROCE_NUM_COUNTERS,
 };
 
@@ -101,8 +109,9 @@ struct sroce_dev {
 	struct list_head	mcast_list;	/* (multicast GID, QP) pairs */
 	spinlock_t		mcast_lock;
 
-	struct sk_buff_head	lb_queue;	/* local delivery, drained in softirq */
-	struct tasklet_struct	lb_task;
+	atomic_t		skb_out;	/* transmitted, not yet freed */
+	spinlock_t		stall_lock;
+	struct list_head	stalled;	/* QPs waiting for skb_out to drop */
 
 	atomic64_t		cnt[SROCE_NUM_COUNTERS];
 };
@@ -228,6 +237,7 @@ struct sroce_mr {
 	u32			max_pages;
 	void			**pages;	/* kva of each page */
 	struct ib_umem		*umem;
+	struct rcu_head		rcu;	/* packets look MRs up under RCU */
 };
 
 static inline struct sroce_mr *to_smr(struct ib_mr *mr)
@@ -275,6 +285,7 @@ struct sroce_swqe {
 	u32	cur_sge;
 	u32	sge_off;
 	u32	rcvd;		/* read response bytes placed */
+	bool	rd_counted;	/* holds one of max_rd_atomic's slots */
 	union {
 		struct sroce_sge sge[SROCE_MAX_SGE];
 		u8	inline_data[SROCE_MAX_INLINE];
@@ -299,7 +310,7 @@ struct sroce_sq {
 	u32			head;		/* kernel posts / user ring fetched up to here */
 	u32			req;		/* next WQE the requester works on */
 	u32			comp;		/* oldest WQE not yet completed */
-	spinlock_t		lock;		/* requester + completer */
+	spinlock_t		lock;		/* kernel posters against each other */
 };
 
 struct sroce_rq {
@@ -310,7 +321,7 @@ struct sroce_rq {
 	u32			max_sge;
 	u32			prod;		/* kernel QPs: producer */
 	u32			cons;		/* kernel-owned consumer */
-	spinlock_t		lock;		/* responder + post_recv */
+	spinlock_t		lock;		/* engine (consumer) + post_recv */
 };
 
 /* Shared receive queue: a receive queue that several QPs take WQEs from. */
@@ -341,7 +352,8 @@ struct sroce_rd_res {
 };
 
 struct sroce_req_state {
-	u32	psn;		/* next PSN to assign */
+	u32	psn;		/* next PSN to send */
+	u32	max_psn;	/* one past the highest PSN ever sent */
 	u32	ssn;
 	u32	rd_outstanding;	/* read/atomic requests in flight */
 	u32	pkts_since_ackreq;
@@ -377,6 +389,28 @@ struct sroce_resp_state {
 	u32	res_head;
 	u32	n_res;
 	u8	last_syndrome;	/* AETH syndrome of the last ACK we sent */
+	bool	ack_pending;	/* coalesced ACK for ack_psn not sent yet */
+	u32	ack_psn;
+	struct sroce_rd_res *rd_cur;	/* READ whose responses are being sent */
+	u32	rd_start;	/* PSN the (re)play started at: FIRST/ONLY */
+	u32	rd_psn;		/* next response PSN of rd_cur */
+};
+
+/* Events raised from other contexts, handled by the engine's next pass. */
+enum {
+	SROCE_QPEV_RETRANS,	/* local ACK timeout expired */
+	SROCE_QPEV_RNR,		/* RNR wait over */
+	SROCE_QPEV_FLUSH,	/* new WQEs while in ERR */
+};
+
+/* Consumer callbacks due, raised by the engine after it drops its lock. */
+struct sroce_notify {
+	bool			scq;
+	bool			rcq;
+	bool			scq_err;
+	bool			rcq_err;
+	bool			srq_limit;
+	enum ib_event_type	qp_event;	/* 0: none */
 };
 
 struct sroce_qp {
@@ -385,9 +419,25 @@ struct sroce_qp {
 	refcount_t		ref;
 	struct completion	done;
 	bool			user;
+	bool			dying;
 	enum ib_qp_type		type;
-	enum ib_qp_state	state;		/* written under sq.lock + rq.lock */
-	struct mutex		modify_lock;
+	enum ib_qp_state	state;		/* written under eng_lock */
+	/*
+	 * The engine: one work item does all requester, responder and
+	 * completer work of the QP; eng_lock serialises it with modify,
+	 * query and destroy.  Everything below that is not a queue or an
+	 * atomic belongs to whoever holds eng_lock.
+	 */
+	struct mutex		eng_lock;
+	struct work_struct	work;
+	unsigned long		events;		/* SROCE_QPEV_* */
+	struct sk_buff_head	req_rxq;	/* requests, for the responder */
+	struct sk_buff_head	resp_rxq;	/* ACKs/responses, for the completer */
+	atomic_t		skb_out;	/* our transmitted skbs not yet freed */
+	bool			tx_stalled;	/* on sdev->stalled or waiting on skb_out */
+	struct list_head	stall_node;
+	wait_queue_head_t	skb_wait;
+	struct sroce_notify	nt;
 	u32			qpn;
 	struct sroce_pd		*pd;
 	struct sroce_pd		*recv_pd;	/* the SRQ's PD when there is one */
@@ -424,8 +474,7 @@ struct sroce_qp {
 
 	struct timer_list	retrans_timer;
 	struct timer_list	rnr_timer;
-	struct work_struct	req_work;	/* deferred requester runs */
-	int			cpu;
+	int			cpu;		/* where the engine runs */
 };
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *qp)
@@ -438,7 +487,7 @@ static inline bool sroce_qp_is_ud(const struct sroce_qp *qp)
 	return qp->type == IB_QPT_UD || qp->type == IB_QPT_GSI;
 }
 
-/* Per-packet state on the receive path (lives on the stack). */
+/* Per-packet state on the engine's receive path (lives on the stack). */
 struct sroce_pkt {
 	struct sroce_dev	*sdev;
 	struct sroce_qp		*qp;
@@ -475,19 +524,20 @@ u32 sroce_queue_user_cons(struct sroce_queue *q);
 void sroce_queue_publish_prod(struct sroce_queue *q, u32 prod);
 void sroce_queue_publish_cons(struct sroce_queue *q, u32 cons);
 
+/* sroce_cq_post() results: what the caller must raise after its locks */
+#define SROCE_CQ_NOTIFY		1
+#define SROCE_CQ_OVERFLOW	2
 int sroce_cq_post(struct sroce_cq *cq, const struct ib_wc *wc, bool solicited);
+void sroce_cq_raise(struct sroce_cq *cq, bool comp, bool err);
 
 struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn);
 void sroce_qp_put(struct sroce_qp *qp);
-void sroce_qp_error(struct sroce_qp *qp);
-void sroce_qp_flush(struct sroce_qp *qp);
-void sroce_sq_fetch(struct sroce_qp *qp);
-int sroce_rq_fetch(struct sroce_qp *qp, struct sroce_rwqe *out);
-int sroce_rq_take(struct sroce_rq *rq, bool user, struct sroce_rwqe *out);
+int sroce_wqe_from_user(struct sroce_qp *qp, struct sroce_swqe *wqe,
+			const struct sroce_abi_send_wqe *slot);
+int sroce_sge_total(const struct sroce_sge *sge, u32 n, u32 *total);
 int sroce_rq_post_kernel(struct sroce_rq *rq, const struct ib_recv_wr *wr,
 			 const struct ib_recv_wr **bad_wr);
-void sroce_srq_check_limit(struct sroce_srq *srq);
-void sroce_qp_flush_rq(struct sroce_qp *qp);
+bool sroce_srq_check_limit(struct sroce_srq *srq);
 
 void sroce_mcast_qp_gone(struct sroce_qp *qp);
 int sroce_mcast_qps(struct sroce_dev *sdev, const union ib_gid *mgid,
@@ -507,26 +557,22 @@ int sroce_av_from_attr(struct sroce_dev *sdev, struct sroce_av *av,
 		       const struct rdma_ah_attr *attr);
 void sroce_av_to_attr(const struct sroce_av *av, struct rdma_ah_attr *attr);
 
-/* drivers/transport */
-void sroce_req_run(struct sroce_qp *qp);
-void sroce_req_kick(struct sroce_qp *qp);
-void sroce_req_work(struct work_struct *work);
-void sroce_retrans_timer_fn(struct timer_list *t);
-void sroce_rnr_timer_fn(struct timer_list *t);
-void sroce_resp_rcv(struct sroce_pkt *pkt);
-void sroce_comp_rcv(struct sroce_pkt *pkt);
-void sroce_comp_complete(struct sroce_qp *qp);
-void sroce_comp_flush_sq(struct sroce_qp *qp);
+/* drivers/transport: the engine's entry points for the other layers */
+void sroce_qp_engine_init(struct sroce_qp *qp);
+void sroce_qp_sched(struct sroce_qp *qp);
+void sroce_qp_engine_stop(struct sroce_qp *qp);
+void sroce_qp_reset_engine(struct sroce_qp *qp);
+void sroce_qp_fail(struct sroce_qp *qp, enum ib_event_type ev);
 void sroce_resp_reset(struct sroce_qp *qp);
+void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local);
 
 /* drivers/net */
 int sroce_net_init(void);
 void sroce_net_exit(void);
-struct sk_buff *sroce_pkt_alloc(struct sroce_dev *sdev, const struct sroce_av *av,
+struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct sroce_av *av,
 				u32 bth_len, u32 payload_len, u8 **bth);
+bool sroce_tx_room(struct sroce_qp *qp);
 int sroce_pkt_send(struct sroce_dev *sdev, const struct sroce_av *av,
 		   struct dst_cache *dc, u16 sport, struct sk_buff *skb);
-void sroce_lb_task(struct tasklet_struct *t);
-void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local);
 
 #endif /* SROCE_H */

@@ -45,7 +45,48 @@ void sroce_sge_seek(const struct sroce_sge *sge, u32 num_sge, u32 off,
 		    u32 *cur_sge, u32 *sge_off);
 
 u32 sroce_retrans_jiffies(const struct sroce_qp *qp);
+
+/*
+ * The engines.  Everything here runs in the QP's engine pass, with
+ * qp->eng_lock held; each function that relies on it asserts it.
+ */
+static inline void sroce_assert_engine(struct sroce_qp *qp)
+{
+	lockdep_assert_held(&qp->eng_lock);
+}
+
+/* requester (req.c) */
+bool sroce_req_run(struct sroce_qp *qp, int *budget);
 void sroce_req_rewind(struct sroce_qp *qp, u32 psn);
-void sroce_req_arm_timer(struct sroce_qp *qp);
+void sroce_req_timer_update(struct sroce_qp *qp, bool progress);
+void sroce_req_retrans_expired(struct sroce_qp *qp);
+bool sroce_req_outstanding(struct sroce_qp *qp);
+void sroce_retrans_timer_fn(struct timer_list *t);
+void sroce_rnr_timer_fn(struct timer_list *t);
+
+/* completer (comp.c) */
+void sroce_comp_rcv(struct sroce_pkt *pkt);
+void sroce_comp_complete(struct sroce_qp *qp);
+bool sroce_comp_flush_sq(struct sroce_qp *qp);
+
+/* responder (resp.c) */
+bool sroce_resp_rcv(struct sroce_pkt *pkt);
+void sroce_resp_read_run(struct sroce_qp *qp, int *budget);
+void sroce_resp_ack_flush(struct sroce_qp *qp);
+bool sroce_resp_busy(struct sroce_qp *qp);
+
+/* ring consumers (wqe.c) */
+bool sroce_sq_fetch(struct sroce_qp *qp, u32 max);
+int sroce_rq_fetch(struct sroce_qp *qp, struct sroce_rwqe *out);
+bool sroce_qp_flush_rq(struct sroce_qp *qp);
+
+/* completions, with the consumer callbacks deferred (engine.c) */
+void sroce_post_scq(struct sroce_qp *qp, const struct ib_wc *wc);
+void sroce_post_rcq(struct sroce_qp *qp, const struct ib_wc *wc,
+		    bool solicited);
+
+/* receive pipeline: header parse for a queued packet (rx.c) */
+int sroce_pkt_init(struct sroce_pkt *pkt, struct sroce_qp *qp,
+		   struct sk_buff *skb);
 
 #endif /* SROCE_TRANSPORT_H */

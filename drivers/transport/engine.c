@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The per-QP engine.  One work item, queued on the QP's CPU, runs the
+ * completer, the responder and the requester of a QP in turn, a bounded
+ * number of packets per pass.  The receive path, the timers, post_send and
+ * the skb-free path only queue it, so a QP's transport state has exactly
+ * one writer at a time (the holder of qp->eng_lock), and consumer
+ * callbacks are raised only after that lock is dropped.
+ */
+#include <linux/skbuff.h>
+
+#include "sroce/transport.h"
+
+void sroce_qp_sched(struct sroce_qp *qp)
+{
+	queue_work_on(qp->cpu, sroce_wq, &qp->work);
+}
+
+/* Completion into the send/receive CQ; the handler is called after the pass. */
+void sroce_post_scq(struct sroce_qp *qp, const struct ib_wc *wc)
+{
+	int r = sroce_cq_post(qp->scq, wc, false);
+
+	sroce_assert_engine(qp);
+	qp->nt.scq |= r == SROCE_CQ_NOTIFY;
+	qp->nt.scq_err |= r == SROCE_CQ_OVERFLOW;
+}
+
+void sroce_post_rcq(struct sroce_qp *qp, const struct ib_wc *wc,
+		    bool solicited)
+{
+	int r = sroce_cq_post(qp->rcq, wc, solicited);
+
+	sroce_assert_engine(qp);
+	qp->nt.rcq |= r == SROCE_CQ_NOTIFY;
+	qp->nt.rcq_err |= r == SROCE_CQ_OVERFLOW;
+}
+
+/*
+ * The one way a QP fails: ERR now, everything outstanding flushed by the
+ * engine, and @ev (0 for none: a completion already reports the cause)
+ * raised to the consumer once the engine drops its lock.
+ */
+void sroce_qp_fail(struct sroce_qp *qp, enum ib_event_type ev)
+{
+	sroce_assert_engine(qp);
+	if (qp->state == IB_QPS_ERR)
+		return;
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	if (ev && !qp->nt.qp_event)
+		qp->nt.qp_event = ev;
+	sroce_qp_sched(qp);
+}
+
+static void sroce_raise(struct sroce_qp *qp, const struct sroce_notify *nt)
+{
+	struct ib_event ev = { .device = qp->ibqp.device };
+
+	if (qp->scq == qp->rcq) {
+		if (nt->scq || nt->rcq || nt->scq_err || nt->rcq_err)
+			sroce_cq_raise(qp->scq, nt->scq || nt->rcq,
+				       nt->scq_err || nt->rcq_err);
+	} else {
+		if (nt->scq || nt->scq_err)
+			sroce_cq_raise(qp->scq, nt->scq, nt->scq_err);
+		if (nt->rcq || nt->rcq_err)
+			sroce_cq_raise(qp->rcq, nt->rcq, nt->rcq_err);
+	}
+	if (nt->srq_limit && qp->srq && qp->srq->ibsrq.event_handler) {
+		ev.event = IB_EVENT_SRQ_LIMIT_REACHED;
+		ev.element.srq = &qp->srq->ibsrq;
+		qp->srq->ibsrq.event_handler(&ev, qp->srq->ibsrq.srq_context);
+	}
+	if (nt->qp_event && qp->ibqp.event_handler) {
+		ev.event = nt->qp_event;
+		ev.element.qp = &qp->ibqp;
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	}
+}
+
+static void sroce_rxq_purge(struct sroce_qp *qp)
+{
+	skb_queue_purge(&qp->req_rxq);
+	skb_queue_purge(&qp->resp_rxq);
+}
+
+/* Drop what a QP in this state cannot take, one count per packet. */
+static void sroce_rxq_drop(struct sroce_qp *qp)
+{
+	struct sk_buff *skb;
+	u32 n = 2 * SROCE_RXQ_MAX;	/* what the queues hold, not what arrives meanwhile */
+
+	while (n-- && ((skb = skb_dequeue(&qp->req_rxq)) ||
+		       (skb = skb_dequeue(&qp->resp_rxq)))) {
+		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_QP_STATE);
+		kfree_skb(skb);
+	}
+}
+
+/*
+ * Handle one queued packet.  Returns false when the responder cannot take
+ * it yet (a READ response is still going out): it stays at the head.
+ */
+static bool sroce_engine_rx(struct sroce_qp *qp, struct sk_buff *skb,
+			    bool req)
+{
+	struct sroce_pkt pkt;
+
+	if (sroce_pkt_init(&pkt, qp, skb)) {
+		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_MALFORMED);
+		goto done;
+	}
+	/* a connected QP talks to one peer: anything else is spoofed */
+	if (qp->type == IB_QPT_RC || qp->type == IB_QPT_UC) {
+		if (!qp->av_valid || memcmp(&pkt.sgid, &qp->av.dgid,
+					    sizeof(pkt.sgid))) {
+			sroce_count(qp->sdev, SROCE_CNT_RX_DROP_PEER);
+			goto done;
+		}
+	}
+	if (req) {
+		if (!sroce_resp_rcv(&pkt))
+			return false;
+	} else {
+		sroce_comp_rcv(&pkt);
+	}
+done:
+	kfree_skb(skb);
+	return true;
+}
+
+/* Error state: drop what arrives, flush both queues.  Returns "more". */
+static bool sroce_engine_flush(struct sroce_qp *qp)
+{
+	bool more;
+
+	sroce_rxq_drop(qp);
+	sroce_timer_delete(&qp->retrans_timer);
+	sroce_timer_delete(&qp->rnr_timer);
+	qp->resp.rd_cur = NULL;
+	clear_bit(SROCE_QPEV_FLUSH, &qp->events);
+	more = sroce_comp_flush_sq(qp);
+	more |= sroce_qp_flush_rq(qp);
+	return more;
+}
+
+/* One bounded pass.  Returns true when work is left that nothing else
+ * will schedule (budget exhausted).
+ */
+static bool sroce_engine_pass(struct sroce_qp *qp)
+{
+	int budget = SROCE_ENGINE_BUDGET;
+	bool more = false;
+	struct sk_buff *skb;
+
+	if (qp->dying) {
+		sroce_rxq_purge(qp);
+		return false;
+	}
+	switch (qp->state) {
+	case IB_QPS_RESET:
+	case IB_QPS_INIT:
+		/* a QP before RTR accepts nothing */
+		sroce_rxq_drop(qp);
+		return false;
+	case IB_QPS_ERR:
+		return sroce_engine_flush(qp);
+	default:
+		break;
+	}
+
+	if (test_and_clear_bit(SROCE_QPEV_RNR, &qp->events))
+		qp->req.rnr_wait = false;
+	if (test_and_clear_bit(SROCE_QPEV_RETRANS, &qp->events))
+		sroce_req_retrans_expired(qp);
+
+	/* completer first: ACKs open the window and free send queue room */
+	while (budget > 0 && qp->state != IB_QPS_ERR &&
+	       (skb = skb_dequeue(&qp->resp_rxq))) {
+		sroce_engine_rx(qp, skb, false);
+		budget--;
+	}
+
+	/* responder: a READ in progress goes out before later requests */
+	while (budget > 0 && qp->state != IB_QPS_ERR) {
+		if (sroce_resp_busy(qp)) {
+			sroce_resp_read_run(qp, &budget);
+			if (budget <= 0)
+				break;
+		}
+		skb = skb_dequeue(&qp->req_rxq);
+		if (!skb)
+			break;
+		if (!sroce_engine_rx(qp, skb, true)) {
+			skb_queue_head(&qp->req_rxq, skb);
+			if (!sroce_resp_busy(qp) || qp->tx_stalled)
+				break;
+			continue;
+		}
+		budget--;
+	}
+	sroce_resp_ack_flush(qp);
+
+	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)
+		more |= sroce_req_run(qp, &budget);
+	sroce_comp_complete(qp);
+
+	if (qp->state == IB_QPS_ERR)
+		return sroce_engine_flush(qp);
+	if (budget <= 0) {
+		more |= !skb_queue_empty(&qp->resp_rxq);
+		more |= !qp->tx_stalled &&
+			(!skb_queue_empty(&qp->req_rxq) || sroce_resp_busy(qp));
+	}
+	return more;
+}
+
+static void sroce_engine_work(struct work_struct *work)
+{
+	struct sroce_qp *qp = container_of(work, struct sroce_qp, work);
+	struct sroce_notify nt;
+	bool more;
+
+	mutex_lock(&qp->eng_lock);
+	more = sroce_engine_pass(qp);
+	nt = qp->nt;
+	memset(&qp->nt, 0, sizeof(qp->nt));
+	mutex_unlock(&qp->eng_lock);
+
+	sroce_raise(qp, &nt);
+	if (more)
+		sroce_qp_sched(qp);
+}
+
+void sroce_retrans_timer_fn(struct timer_list *t)
+{
+	struct sroce_qp *qp = sroce_from_timer(qp, t, retrans_timer);
+
+	set_bit(SROCE_QPEV_RETRANS, &qp->events);
+	sroce_qp_sched(qp);
+}
+
+void sroce_rnr_timer_fn(struct timer_list *t)
+{
+	struct sroce_qp *qp = sroce_from_timer(qp, t, rnr_timer);
+
+	set_bit(SROCE_QPEV_RNR, &qp->events);
+	sroce_qp_sched(qp);
+}
+
+void sroce_qp_engine_init(struct sroce_qp *qp)
+{
+	static atomic_t next_cpu = ATOMIC_INIT(0);
+
+	mutex_init(&qp->eng_lock);
+	INIT_WORK(&qp->work, sroce_engine_work);
+	skb_queue_head_init(&qp->req_rxq);
+	skb_queue_head_init(&qp->resp_rxq);
+	atomic_set(&qp->skb_out, 0);
+	INIT_LIST_HEAD(&qp->stall_node);
+	init_waitqueue_head(&qp->skb_wait);
+	timer_setup(&qp->retrans_timer, sroce_retrans_timer_fn, 0);
+	timer_setup(&qp->rnr_timer, sroce_rnr_timer_fn, 0);
+	/* spread QPs over the CPUs; a QP's engine then stays on its CPU */
+	qp->cpu = cpumask_local_spread(atomic_inc_return(&next_cpu) %
+				       num_online_cpus(), NUMA_NO_NODE);
+}
+
+/* RESET: the engine's state starts over.  Caller holds eng_lock. */
+void sroce_qp_reset_engine(struct sroce_qp *qp)
+{
+	sroce_assert_engine(qp);
+	sroce_timer_delete(&qp->retrans_timer);
+	sroce_timer_delete(&qp->rnr_timer);
+	sroce_rxq_purge(qp);
+	qp->events = 0;
+	memset(&qp->req, 0, sizeof(qp->req));
+	memset(&qp->comp, 0, sizeof(qp->comp));
+	sroce_resp_reset(qp);
+}
+
+/*
+ * Destroy: no packet, timer or skb destructor may reach the QP after
+ * this returns.  Caller has unpublished the QP (xa_erase) and waited for
+ * its lookup references.
+ */
+void sroce_qp_engine_stop(struct sroce_qp *qp)
+{
+	struct sroce_dev *sdev = qp->sdev;
+
+	sroce_timer_delete_sync(&qp->retrans_timer);
+	sroce_timer_delete_sync(&qp->rnr_timer);
+	cancel_work_sync(&qp->work);
+	sroce_rxq_purge(qp);
+
+	/* our skbs may sit in a qdisc or in a peer's receive queue */
+	while (!wait_event_timeout(qp->skb_wait, !atomic_read(&qp->skb_out),
+				   10 * HZ))
+		pr_warn_ratelimited("sroce: QP %u waits for %d transmitted packets to be freed\n",
+				    qp->qpn, atomic_read(&qp->skb_out));
+	spin_lock_bh(&sdev->stall_lock);
+	list_del_init(&qp->stall_node);
+	spin_unlock_bh(&sdev->stall_lock);
+	/* destructors and lookups run under RCU: let them finish */
+	synchronize_rcu();
+	sroce_timer_delete_sync(&qp->retrans_timer);
+	sroce_timer_delete_sync(&qp->rnr_timer);
+	cancel_work_sync(&qp->work);
+	sroce_rxq_purge(qp);
+}

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Receive pipeline: check a RoCEv2 packet (length, headers, ICRC, P_Key),
+ * find its QP and queue it for that QP's engine.  Runs in softirq (or in
+ * a peer engine, for loopback), so it does a bounded amount of work per
+ * packet and never touches transport state.
+ */
+#include <linux/skbuff.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <net/ipv6.h>
+
+#include "sroce/transport.h"
+#include "sroce/wire/icrc.h"
+
+/* CRC over a possibly non-linear skb range without copying it. */
+static u32 sroce_skb_icrc_update(const struct sk_buff *skb, u32 off, u32 len,
+				 u32 crc)
+{
+	struct skb_seq_state st;
+	const u8 *data;
+	u32 consumed = 0, n;
+
+	if (!skb_is_nonlinear(skb))
+		return sroce_icrc_update(crc, skb->data + off, len);
+
+	skb_prepare_seq_read((struct sk_buff *)skb, off, off + len, &st);
+	while (consumed < len && (n = skb_seq_read(consumed, &data, &st))) {
+		/* a chunk may run past the upper offset (into the ICRC) */
+		n = min(n, len - consumed);
+		crc = sroce_icrc_update(crc, data, n);
+		consumed += n;
+	}
+	if (consumed >= len)
+		skb_abort_seq_read(&st);
+	return crc;
+}
+
+/*
+ * ICRC check: covers IP header .. end of payload, with the variant fields
+ * masked.  skb->data is at BTH; the network header is set.
+ */
+static bool sroce_icrc_ok(struct sk_buff *skb, u32 pkt_len, bool ipv6)
+{
+	const u8 *l3 = skb_network_header(skb);
+	const u8 *udp = skb_transport_header(skb);
+	u8 icrc_wire[4];
+	u32 crc;
+
+	crc = sroce_icrc_begin(l3, ipv6, udp, skb->data);
+	crc = sroce_skb_icrc_update(skb, SROCE_BTH_BYTES,
+				    pkt_len - SROCE_BTH_BYTES - SROCE_ICRC_BYTES,
+				    crc);
+	if (skb_copy_bits(skb, pkt_len - SROCE_ICRC_BYTES, icrc_wire, 4))
+		return false;
+	return sroce_icrc_final(crc) == sroce_icrc_get(icrc_wire);
+}
+
+static bool sroce_pkey_match(u16 a, u16 b)
+{
+	/* 15-bit key must match and at least one side must be a full member */
+	return ((a ^ b) & 0x7fff) == 0 && ((a | b) & 0x8000);
+}
+
+static bool sroce_transport_matches(const struct sroce_qp *qp, u32 mask)
+{
+	switch (qp->type) {
+	case IB_QPT_RC:
+		return mask & SROCE_M_RC;
+	case IB_QPT_UC:
+		return mask & SROCE_M_UC;
+	case IB_QPT_UD:
+	case IB_QPT_GSI:
+		return mask & SROCE_M_UD;
+	default:
+		return false;
+	}
+}
+
+/* Hand a packet to its QP's engine; the queue is bounded, RC recovers. */
+static void sroce_rx_enqueue(struct sroce_qp *qp, struct sk_buff *skb,
+			     bool req)
+{
+	struct sk_buff_head *q = req ? &qp->req_rxq : &qp->resp_rxq;
+
+	if (unlikely(skb_queue_len(q) >= SROCE_RXQ_MAX)) {
+		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_BACKLOG);
+		kfree_skb(skb);
+		return;
+	}
+	/* the route may be RCU-only: the packet outlives this softirq */
+	skb_dst_drop(skb);
+	skb_queue_tail(q, skb);
+	sroce_qp_sched(qp);
+}
+
+/* A UD datagram to a multicast GID goes to every QP attached to it. */
+static void sroce_rcv_mcast(struct sroce_dev *sdev, struct sk_buff *skb,
+			    const union ib_gid *mgid, u32 mask)
+{
+	struct sroce_qp *qps[SROCE_MAX_MCAST_QP_ATTACH];
+	int i, n;
+
+	if (!(mask & SROCE_M_UD)) {
+		sroce_count(sdev, SROCE_CNT_RX_DROP_OPCODE);
+		kfree_skb(skb);
+		return;
+	}
+	n = sroce_mcast_qps(sdev, mgid, qps, ARRAY_SIZE(qps));
+	if (!n)
+		sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP);
+	for (i = 0; i < n; i++) {
+		struct sk_buff *c = i == n - 1 ? skb : skb_clone(skb, GFP_ATOMIC);
+
+		if (c)
+			sroce_rx_enqueue(qps[i], c, true);
+		sroce_qp_put(qps[i]);
+	}
+	if (!n)
+		kfree_skb(skb);
+}
+
+static void sroce_pkt_gids(struct sk_buff *skb, union ib_gid *sgid,
+			   union ib_gid *dgid)
+{
+	if (skb->protocol == htons(ETH_P_IPV6)) {
+		const struct ipv6hdr *ip6 = ipv6_hdr(skb);
+
+		memcpy(sgid->raw, &ip6->saddr, 16);
+		memcpy(dgid->raw, &ip6->daddr, 16);
+	} else {
+		const struct iphdr *ip4 = ip_hdr(skb);
+
+		ipv6_addr_set_v4mapped(ip4->saddr, (struct in6_addr *)sgid->raw);
+		ipv6_addr_set_v4mapped(ip4->daddr, (struct in6_addr *)dgid->raw);
+	}
+}
+
+/*
+ * Process one RoCEv2 packet; skb->data at BTH, network and transport
+ * headers set, called under rcu_read_lock.  @local: it came from our own
+ * transmit path, so it carries no ICRC.  Always consumes the skb.
+ */
+void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
+{
+	struct sroce_pkt_hdrs h;
+	u32 len = skb->len, hlen;
+	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
+	union ib_gid sgid, dgid;
+	struct sroce_qp *qp;
+	int err;
+
+	sroce_count(sdev, SROCE_CNT_RX_PKTS);
+	hlen = min_t(u32, len, SROCE_MAX_HDR_BYTES);
+	if (len < SROCE_BTH_BYTES + SROCE_ICRC_BYTES || !pskb_may_pull(skb, hlen)) {
+		sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED);
+		goto drop;
+	}
+	err = sroce_hdrs_parse(skb->data, len, &h);
+	if (err) {
+		sroce_count(sdev, err == -SROCE_DROP_UNKNOWN_OPCODE ?
+				  SROCE_CNT_RX_DROP_OPCODE :
+				  SROCE_CNT_RX_DROP_MALFORMED);
+		goto drop;
+	}
+	if (!local && !sroce_icrc_ok(skb, len, ipv6)) {
+		sroce_count(sdev, SROCE_CNT_RX_DROP_ICRC);
+		goto drop;
+	}
+	if (!sroce_pkey_match(h.bth.pkey, SROCE_PKEY_DEFAULT)) {
+		sroce_count(sdev, SROCE_CNT_RX_DROP_PKEY);
+		goto drop;
+	}
+	if (h.bth.dqpn == SROCE_MCAST_QPN) {
+		sroce_pkt_gids(skb, &sgid, &dgid);
+		sroce_rcv_mcast(sdev, skb, &dgid, h.info->mask);
+		return;
+	}
+	qp = sroce_qp_get(sdev, h.bth.dqpn);
+	if (!qp) {
+		sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP);
+		goto drop;
+	}
+	if (!sroce_transport_matches(qp, h.info->mask)) {
+		sroce_count(sdev, SROCE_CNT_RX_DROP_OPCODE);
+		sroce_qp_put(qp);
+		goto drop;
+	}
+	sroce_rx_enqueue(qp, skb, h.info->mask & SROCE_M_REQ);
+	sroce_qp_put(qp);
+	return;
+drop:
+	kfree_skb(skb);
+}
+
+/*
+ * In the engine: parse a queued packet again (it passed sroce_rcv, so this
+ * only fails if it was corrupted in between, which it cannot be).
+ */
+int sroce_pkt_init(struct sroce_pkt *pkt, struct sroce_qp *qp,
+		   struct sk_buff *skb)
+{
+	int err;
+
+	pkt->sdev = qp->sdev;
+	pkt->qp = qp;
+	pkt->skb = skb;
+	err = sroce_hdrs_parse(skb->data, skb->len, &pkt->h);
+	if (err)
+		return err;
+	pkt->payload_off = pkt->h.hdr_len;
+	pkt->net_type = skb->protocol == htons(ETH_P_IPV6) ?
+			SROCE_NET_TYPE_IPV6 : SROCE_NET_TYPE_IPV4;
+	sroce_pkt_gids(skb, &pkt->sgid, &pkt->dgid);
+	return 0;
+}
