@@ -184,6 +184,7 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_RX_DROP_BACKLOG].name = "rcvd_backlog_drop",
 	[SROCE_CNT_RX_STALE_ACK].name = "rcvd_stale_ack",
 	[SROCE_CNT_TX_STALL].name = "send_stall",
+	[SROCE_CNT_TX_READ_RESP_START].name = "read_resp_start",
 };
 
 static struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -154,6 +154,11 @@ static void sroce_seal(struct sk_buff *skb, bool ipv6)
 static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
 {
 	sroce_count(sdev, SROCE_CNT_LOOPBACK);
+	/*
+	 * Uncharge it: a peer that holds it in its (bounded) queue must not
+	 * stop us, or two QPs waiting on each other's room would deadlock.
+	 */
+	skb_orphan(skb);
 	skb_pull(skb, skb_transport_offset(skb) + sizeof(struct udphdr));
 	rcu_read_lock();
 	sroce_rcv(sdev, skb, true);
@@ -280,10 +285,13 @@ int sroce_pkt_send(struct sroce_dev *sdev, const struct sroce_av *av,
 {
 	int err;
 
+	/* engines run in process context: the route cache and xmit want BHs off */
+	local_bh_disable();
 	if (av->net_type == SROCE_NET_TYPE_IPV6)
 		err = sroce_send6(sdev, av, dc, sport, skb);
 	else
 		err = sroce_send4(sdev, av, dc, sport, skb);
+	local_bh_enable();
 	if (err)
 		sroce_count(sdev, SROCE_CNT_TX_ERR);
 	else

@@ -61,6 +61,8 @@ void sroce_comp_complete(struct sroce_qp *qp)
 
 		if (wqe->state != SROCE_WQE_DONE)
 			break;
+		/* a READ/atomic failed before its answer still held a slot */
+		sroce_comp_rd_done(qp, wqe);
 		if (wqe->status != IB_WC_SUCCESS ||
 		    qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
 		    (wqe->send_flags & IB_SEND_SIGNALED))
@@ -142,8 +144,8 @@ static struct sroce_swqe *sroce_comp_first_open(struct sroce_qp *qp)
 static bool sroce_comp_ack_through(struct sroce_qp *qp, u32 psn, bool *retry)
 {
 	struct sroce_sq *sq = &qp->sq;
+	u32 i, upto = sroce_psn_add(psn, 1);
 	bool progress = false;
-	u32 i;
 
 	for (i = sq->comp; i != sq->req; i++) {
 		struct sroce_swqe *wqe = &sq->kwqe[i & (sq->slots - 1)];
@@ -155,9 +157,15 @@ static bool sroce_comp_ack_through(struct sroce_qp *qp, u32 psn, bool *retry)
 		if (wqe->opcode == IB_WR_RDMA_READ ||
 		    wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 		    wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) {
-			/* covered but unanswered: its response was lost */
+			/*
+			 * Covered but unanswered: its response was lost (or
+			 * is still coming).  The oldest unacknowledged PSN
+			 * stays at what it still waits for, so the answer
+			 * to its retransmission is in the window.
+			 */
 			if (wqe->state == SROCE_WQE_SENT)
 				*retry = true;
+			upto = sroce_psn_add(wqe->first_psn, wqe->rcvd / qp->mtu);
 			break;
 		}
 		if (wqe->state != SROCE_WQE_SENT)
@@ -165,8 +173,8 @@ static bool sroce_comp_ack_through(struct sroce_qp *qp, u32 psn, bool *retry)
 		wqe->state = SROCE_WQE_DONE;
 		progress = true;
 	}
-	if (sroce_psn_after(sroce_psn_add(psn, 1), qp->comp.psn))
-		qp->comp.psn = sroce_psn_add(psn, 1);
+	if (sroce_psn_after(upto, qp->comp.psn))
+		qp->comp.psn = upto;
 	return progress;
 }
 
@@ -229,9 +237,16 @@ static bool sroce_comp_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		progress = sroce_comp_ack_through(qp, prev, retry);
 		if (sroce_aeth_value(syn) == SROCE_NAK_PSN_SEQ_ERR) {
 			sroce_count(qp->sdev, SROCE_CNT_RETRANS_NAK);
-			sroce_req_rewind(qp, psn);
 			*retry = false;
-			return true;
+			/* a NAK that acknowledges nothing spends a retry */
+			if (!progress) {
+				if (!qp->req.retry_cnt)
+					return sroce_comp_fail_open(qp, psn,
+								    IB_WC_RETRY_EXC_ERR);
+				qp->req.retry_cnt--;
+			}
+			sroce_req_rewind(qp, psn);
+			return progress;
 		}
 		return sroce_comp_fail_open(qp, psn, sroce_nak_status(
 						    sroce_aeth_value(syn))) ||

@@ -71,6 +71,11 @@ static void sroce_raise(struct sroce_qp *qp, const struct sroce_notify *nt)
 		ev.element.srq = &qp->srq->ibsrq;
 		qp->srq->ibsrq.event_handler(&ev, qp->srq->ibsrq.srq_context);
 	}
+	if (nt->last_wqe && qp->ibqp.event_handler) {
+		ev.event = IB_EVENT_QP_LAST_WQE_REACHED;
+		ev.element.qp = &qp->ibqp;
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	}
 	if (nt->qp_event && qp->ibqp.event_handler) {
 		ev.event = nt->qp_event;
 		ev.element.qp = &qp->ibqp;
@@ -141,6 +146,11 @@ static bool sroce_engine_flush(struct sroce_qp *qp)
 	clear_bit(SROCE_QPEV_FLUSH, &qp->events);
 	more = sroce_comp_flush_sq(qp);
 	more |= sroce_qp_flush_rq(qp);
+	/* an SRQ consumer learns that no more receives will complete here */
+	if (qp->srq && !qp->last_wqe_sent) {
+		qp->last_wqe_sent = true;
+		qp->nt.last_wqe = true;
+	}
 	return more;
 }
 
@@ -183,18 +193,19 @@ static bool sroce_engine_pass(struct sroce_qp *qp)
 
 	/* responder: a READ in progress goes out before later requests */
 	while (budget > 0 && qp->state != IB_QPS_ERR) {
-		if (sroce_resp_busy(qp)) {
-			sroce_resp_read_run(qp, &budget);
-			if (budget <= 0)
-				break;
+		if (sroce_resp_busy(qp) && !sroce_resp_read_run(qp, &budget)) {
+			/* no skb room (the destructor requeues us) or memory */
+			more |= !READ_ONCE(qp->tx_stalled);
+			break;
 		}
+		if (budget <= 0)
+			break;
 		skb = skb_dequeue(&qp->req_rxq);
 		if (!skb)
 			break;
 		if (!sroce_engine_rx(qp, skb, true)) {
+			/* it waits for the READ being answered */
 			skb_queue_head(&qp->req_rxq, skb);
-			if (!sroce_resp_busy(qp) || qp->tx_stalled)
-				break;
 			continue;
 		}
 		budget--;
@@ -209,7 +220,7 @@ static bool sroce_engine_pass(struct sroce_qp *qp)
 		return sroce_engine_flush(qp);
 	if (budget <= 0) {
 		more |= !skb_queue_empty(&qp->resp_rxq);
-		more |= !qp->tx_stalled &&
+		more |= !READ_ONCE(qp->tx_stalled) &&
 			(!skb_queue_empty(&qp->req_rxq) || sroce_resp_busy(qp));
 	}
 	return more;
@@ -274,6 +285,7 @@ void sroce_qp_reset_engine(struct sroce_qp *qp)
 	sroce_timer_delete(&qp->rnr_timer);
 	sroce_rxq_purge(qp);
 	qp->events = 0;
+	qp->last_wqe_sent = false;
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	sroce_resp_reset(qp);
@@ -287,6 +299,7 @@ void sroce_qp_reset_engine(struct sroce_qp *qp)
 void sroce_qp_engine_stop(struct sroce_qp *qp)
 {
 	struct sroce_dev *sdev = qp->sdev;
+	unsigned long flags;
 
 	sroce_timer_delete_sync(&qp->retrans_timer);
 	sroce_timer_delete_sync(&qp->rnr_timer);
@@ -298,9 +311,9 @@ void sroce_qp_engine_stop(struct sroce_qp *qp)
 				   10 * HZ))
 		pr_warn_ratelimited("sroce: QP %u waits for %d transmitted packets to be freed\n",
 				    qp->qpn, atomic_read(&qp->skb_out));
-	spin_lock_bh(&sdev->stall_lock);
+	spin_lock_irqsave(&sdev->stall_lock, flags);
 	list_del_init(&qp->stall_node);
-	spin_unlock_bh(&sdev->stall_lock);
+	spin_unlock_irqrestore(&sdev->stall_lock, flags);
 	/* destructors and lookups run under RCU: let them finish */
 	synchronize_rcu();
 	sroce_timer_delete_sync(&qp->retrans_timer);

@@ -84,7 +84,9 @@ static void sroce_req_sent(struct sroce_qp *qp, u32 psn)
 
 	if (sroce_psn_after(next, qp->req.max_psn))
 		qp->req.max_psn = next;
-	if (qp->type == IB_QPT_RC && !timer_pending(&qp->retrans_timer))
+	/* timeout 0: the local ACK timer is infinite (never armed) */
+	if (qp->type == IB_QPT_RC && qp->timeout &&
+	    !timer_pending(&qp->retrans_timer))
 		mod_timer(&qp->retrans_timer,
 			  jiffies + sroce_retrans_jiffies(qp));
 }
@@ -95,7 +97,7 @@ bool sroce_req_outstanding(struct sroce_qp *qp)
 	struct sroce_sq *sq = &qp->sq;
 
 	return sq->comp != sq->req ||
-	       (sq->req != sq->head &&
+	       (sq->req != smp_load_acquire(&sq->head) &&
 		sq->kwqe[sq->req & (sq->slots - 1)].npkts &&
 		sq->kwqe[sq->req & (sq->slots - 1)].state != SROCE_WQE_DONE);
 }
@@ -106,7 +108,7 @@ bool sroce_req_outstanding(struct sroce_qp *qp)
  */
 void sroce_req_timer_update(struct sroce_qp *qp, bool progress)
 {
-	if (qp->type != IB_QPT_RC)
+	if (qp->type != IB_QPT_RC || !qp->timeout)
 		return;
 	if (qp->req.rnr_wait || !sroce_req_outstanding(qp))
 		sroce_timer_delete(&qp->retrans_timer);
@@ -339,7 +341,8 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 	bool found = false;
 
 	sroce_assert_engine(qp);
-	if (end != sq->head && sq->kwqe[end & (sq->slots - 1)].npkts)
+	if (end != smp_load_acquire(&sq->head) &&
+	    sq->kwqe[end & (sq->slots - 1)].npkts)
 		end++;
 	/* nothing is outstanding after the rewind: recount as resent */
 	qp->req.rd_outstanding = 0;
@@ -390,6 +393,9 @@ void sroce_req_retrans_expired(struct sroce_qp *qp)
 	if (qp->req.retry_cnt) {
 		qp->req.retry_cnt--;
 		sroce_req_rewind(qp, qp->comp.psn);
+		/* keep counting even if the resend has to wait for skb room */
+		mod_timer(&qp->retrans_timer,
+			  jiffies + sroce_retrans_jiffies(qp));
 		return;
 	}
 	/* retries exhausted: the oldest open WQE fails, the QP goes to ERR */

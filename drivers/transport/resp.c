@@ -71,7 +71,8 @@ void sroce_resp_ack_flush(struct sroce_qp *qp)
 	struct sroce_resp_state *r = &qp->resp;
 
 	sroce_assert_engine(qp);
-	if (!r->ack_pending)
+	/* an ACK must not overtake the READ responses still to go */
+	if (!r->ack_pending || r->rd_cur)
 		return;
 	r->ack_pending = false;
 	sroce_send_ack(qp, r->ack_psn,
@@ -223,6 +224,7 @@ static void sroce_resp_read_start(struct sroce_qp *qp,
 				  struct sroce_rd_res *res, u32 psn)
 {
 	sroce_resp_ack_flush(qp);
+	sroce_count(qp->sdev, SROCE_CNT_TX_READ_RESP_START);
 	qp->resp.rd_cur = res;
 	qp->resp.rd_start = psn;
 	qp->resp.rd_psn = psn;
@@ -232,24 +234,25 @@ static void sroce_resp_read_start(struct sroce_qp *qp,
  * Send the responses of the current READ from its cursor, up to *budget
  * packets and as skb room allows; the engine calls again until done, so a
  * 2 GiB READ or a storm of duplicates costs bounded work per pass.
+ * Returns false when it could send nothing (no skb memory or room).
  */
-void sroce_resp_read_run(struct sroce_qp *qp, int *budget)
+bool sroce_resp_read_run(struct sroce_qp *qp, int *budget)
 {
 	struct sroce_resp_state *r = &qp->resp;
 	struct sroce_rd_res *res = r->rd_cur;
-	u32 mtu = qp->mtu;
+	u32 mtu = qp->mtu, start = r->rd_psn;
 	struct sroce_mr *mr = NULL;
 
 	sroce_assert_engine(qp);
 	if (!res)
-		return;
+		return true;
 	/* the region may have gone since the request: check it again */
 	if (res->length && sroce_resp_rkey(qp, res->rkey, res->va, res->length,
 					    IB_ACCESS_REMOTE_READ, &mr)) {
 		r->rd_cur = NULL;
 		sroce_resp_nak(qp, r->rd_psn, SROCE_NAK_REM_ACCESS_ERR);
-		sroce_qp_fail(qp, 0);
-		return;
+		sroce_qp_fail(qp, IB_EVENT_QP_ACCESS_ERR);
+		return true;
 	}
 	while (*budget > 0 && !sroce_psn_after(r->rd_psn, res->last_psn)) {
 		u32 off = sroce_psn_diff(r->rd_psn, res->first_psn) * mtu;
@@ -286,10 +289,13 @@ void sroce_resp_read_run(struct sroce_qp *qp, int *budget)
 		r->rd_psn = sroce_psn_add(r->rd_psn, 1);
 		(*budget)--;
 	}
-	if (sroce_psn_after(r->rd_psn, res->last_psn))
-		r->rd_cur = NULL;
 	if (mr)
 		sroce_mr_put(mr);
+	if (sroce_psn_after(r->rd_psn, res->last_psn)) {
+		r->rd_cur = NULL;
+		sroce_resp_ack_flush(qp);
+	}
+	return r->rd_psn != start;
 }
 
 static void sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
@@ -517,25 +523,40 @@ static bool sroce_resp_seq_ok(struct sroce_qp *qp, u32 mask)
 	return !mid;
 }
 
-static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
+/*
+ * A request before the expected PSN.  Returns false (nothing done) when it
+ * asks for another READ than the one whose responses are going out: that
+ * one finishes first.
+ */
+static bool sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_rd_res *res;
 
-	sroce_count(qp->sdev, SROCE_CNT_RX_DUP_REQ);
 	if (pkt->h.info->mask & (SROCE_M_READ | SROCE_M_ATOMIC)) {
 		res = sroce_res_find(qp, pkt->h.bth.psn);
+		if (qp->resp.rd_cur && res && res != qp->resp.rd_cur &&
+		    (pkt->h.info->mask & SROCE_M_READ))
+			return false;
+		sroce_count(qp->sdev, SROCE_CNT_RX_DUP_REQ);
 		if (!res)
-			return;
-		if (pkt->h.info->mask & SROCE_M_ATOMIC)
+			return true;
+		if (pkt->h.info->mask & SROCE_M_ATOMIC) {
 			sroce_resp_atomic_ack(qp, res->first_psn,
 					      res->atomic_orig);
-		else
+		} else if (qp->resp.rd_cur == res) {
+			/* already replaying: only a request for earlier data moves it */
+			if (sroce_psn_before(pkt->h.bth.psn, qp->resp.rd_psn))
+				sroce_resp_read_start(qp, res, pkt->h.bth.psn);
+		} else {
 			sroce_resp_read_start(qp, res, pkt->h.bth.psn);
-		return;
+		}
+		return true;
 	}
+	sroce_count(qp->sdev, SROCE_CNT_RX_DUP_REQ);
 	/* re-acknowledge: the earlier ACK may have been lost */
 	if (pkt->h.bth.ackreq)
 		sroce_resp_ack(qp, sroce_psn_add(qp->resp.epsn, SROCE_PSN_MASK));
+	return true;
 }
 
 /*
@@ -567,7 +588,8 @@ bool sroce_resp_rcv(struct sroce_pkt *pkt)
 	if (diff >= 0 && r->rd_cur)
 		return false;
 	if (diff < 0 && rc) {
-		sroce_resp_duplicate(qp, pkt);
+		if (!sroce_resp_duplicate(qp, pkt))
+			return false;
 		goto unlock;
 	}
 	if (diff != 0) {

@@ -31,6 +31,13 @@ static bool sroce_wr_opcode_ok(const struct sroce_qp *qp, u32 opcode)
 	}
 }
 
+/* Only requests that carry data from the WQE can take it inline. */
+static bool sroce_opcode_may_inline(u32 opcode)
+{
+	return opcode == IB_WR_SEND || opcode == IB_WR_SEND_WITH_IMM ||
+	       opcode == IB_WR_RDMA_WRITE || opcode == IB_WR_RDMA_WRITE_WITH_IMM;
+}
+
 static void sroce_wqe_reset_progress(struct sroce_swqe *wqe)
 {
 	wqe->state = SROCE_WQE_PENDING;
@@ -40,6 +47,7 @@ static void sroce_wqe_reset_progress(struct sroce_swqe *wqe)
 	wqe->sge_off = 0;
 	wqe->rcvd = 0;
 	wqe->npkts = 0;
+	wqe->rd_counted = false;
 }
 
 /* Sum of SGE lengths, or -EINVAL if it exceeds the 2^31 message limit. */
@@ -73,6 +81,8 @@ static int sroce_wqe_from_wr(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	wqe->imm_data = (__force u32)wr->ex.imm_data;
 	wqe->num_sge = wr->num_sge;
 	wqe->is_inline = !!(wr->send_flags & IB_SEND_INLINE);
+	if (wqe->is_inline && !sroce_opcode_may_inline(wr->opcode))
+		return -EINVAL;
 	if (wqe->is_inline) {
 		for (i = 0; i < wqe->num_sge; i++) {
 			u32 n = wr->sg_list[i].length;
@@ -84,6 +94,8 @@ static int sroce_wqe_from_wr(struct sroce_qp *qp, struct sroce_swqe *wqe,
 			off += n;
 		}
 		wqe->length = off;
+		/* the SGE array now holds the data: nothing may walk it */
+		wqe->num_sge = 0;
 	} else {
 		for (i = 0; i < wqe->num_sge; i++) {
 			wqe->sge[i].addr = wr->sg_list[i].addr;
@@ -145,6 +157,10 @@ int sroce_wqe_from_user(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	if (!sroce_wr_opcode_ok(qp, wqe->opcode))
 		return -EINVAL;
 	if (wqe->is_inline) {
+		/* num_sge is user data that means nothing for inline WQEs */
+		wqe->num_sge = 0;
+		if (!sroce_opcode_may_inline(wqe->opcode))
+			return -EINVAL;
 		len = u.dma.length;
 		if (len > qp->sq.max_inline)
 			return -EINVAL;

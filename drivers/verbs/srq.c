@@ -81,11 +81,13 @@ int sroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	if (mask & IB_SRQ_MAX_WR)
 		return -EOPNOTSUPP;
 	if (mask & IB_SRQ_LIMIT) {
+		unsigned long flags;
+
 		if (attr->srq_limit > srq->rq.max_wr)
 			return -EINVAL;
-		spin_lock_bh(&srq->rq.lock);
+		spin_lock_irqsave(&srq->rq.lock, flags);
 		srq->limit = attr->srq_limit;
-		spin_unlock_bh(&srq->rq.lock);
+		spin_unlock_irqrestore(&srq->rq.lock, flags);
 	}
 	return 0;
 }

@@ -86,6 +86,7 @@ enum sroce_counter {
 	SROCE_CNT_RX_DROP_BACKLOG,
 	SROCE_CNT_RX_STALE_ACK,
 	SROCE_CNT_TX_STALL,
+	SROCE_CNT_TX_READ_RESP_START,
 	SROCE_NUM_COUNTERS,
 };
 
@@ -410,6 +411,7 @@ struct sroce_notify {
 	bool			scq_err;
 	bool			rcq_err;
 	bool			srq_limit;
+	bool			last_wqe;	/* IB_EVENT_QP_LAST_WQE_REACHED */
 	enum ib_event_type	qp_event;	/* 0: none */
 };
 
@@ -435,6 +437,7 @@ struct sroce_qp {
 	struct sk_buff_head	resp_rxq;	/* ACKs/responses, for the completer */
 	atomic_t		skb_out;	/* our transmitted skbs not yet freed */
 	bool			tx_stalled;	/* on sdev->stalled or waiting on skb_out */
+	bool			last_wqe_sent;	/* LAST_WQE_REACHED raised in this ERR */
 	struct list_head	stall_node;
 	wait_queue_head_t	skb_wait;
 	struct sroce_notify	nt;

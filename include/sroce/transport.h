@@ -71,7 +71,7 @@ bool sroce_comp_flush_sq(struct sroce_qp *qp);
 
 /* responder (resp.c) */
 bool sroce_resp_rcv(struct sroce_pkt *pkt);
-void sroce_resp_read_run(struct sroce_qp *qp, int *budget);
+bool sroce_resp_read_run(struct sroce_qp *qp, int *budget);
 void sroce_resp_ack_flush(struct sroce_qp *qp);
 bool sroce_resp_busy(struct sroce_qp *qp);
 

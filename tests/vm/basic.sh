@@ -293,6 +293,77 @@ t_rmmod_busy() {
 }
 
 # ---------------------------------------------------------------------------
+# RC data integrity and recovery in loopback: tests/traffic/rc_verify checks
+# every byte and every completion; the error cases check the WC status, that
+# every other WQE is flushed once, and (sroce) the counter that explains it.
+RCV=${RCV_BIN:-$REPO/build/traffic/rc_verify}
+rcv_bin() {
+	[[ -x $RCV ]] && return 0
+	RCV=/tmp/rc_verify
+	[[ -x $RCV ]] || gcc -O2 -o "$RCV" "$REPO/tests/traffic/rc_verify.c" -libverbs ||
+		fail "cannot build rc_verify"
+}
+# Value of hardware counter $1 of $DEV/1 (0 when the driver has no such counter).
+counter() {
+	"$RDMA" statistic show link "$DEV/1" 2>/dev/null |
+		awk -v n="$1" '{ for (i = 1; i < NF; i++) if ($i == n) { print $(i + 1); exit } }' |
+		grep . || echo 0
+}
+# rcv_pair "server args" "client args": a loopback pair; both must say OK.
+rcv_pair() {
+	local sargs=$1 cargs=$2 spid gidx
+	ensure_link
+	rcv_bin
+	gidx=$(roce_v2_ipv4_gid_index)
+	next_port
+	# shellcheck disable=SC2086
+	"$RCV" -s -d "$DEV" -x "$gidx" -p "$_port" -t 120 $sargs >/tmp/rcv-srv.txt 2>&1 &
+	spid=$!
+	wait_port "$_port" 30 || { cat /tmp/rcv-srv.txt; fail "rc_verify server did not listen"; }
+	# shellcheck disable=SC2086
+	timeout 400 "$RCV" -c 127.0.0.1 -d "$DEV" -x "$gidx" -p "$_port" -t 120 $cargs \
+		>/tmp/rcv-cli.txt 2>&1 || { cat /tmp/rcv-cli.txt; echo "--- server:"; cat /tmp/rcv-srv.txt; fail "rc_verify client: $(tail -n1 /tmp/rcv-cli.txt)"; }
+	wait_for 60 bash -c "! kill -0 $spid" || fail "rc_verify server did not finish"
+	wait "$spid" || { cat /tmp/rcv-srv.txt; fail "rc_verify server: $(tail -n1 /tmp/rcv-srv.txt)"; }
+	cat /tmp/rcv-cli.txt
+	grep -q '^rc_verify: OK' /tmp/rcv-cli.txt || fail "client printed no OK line"
+	grep -q '^rc_verify: OK' /tmp/rcv-srv.txt || fail "server printed no OK line"
+}
+# Every op, 1 B to 4 MiB (16 times the 256-packet PSN window), 16 outstanding.
+t_rc_verify() {
+	rcv_pair "" ""
+	assert_dmesg_clean "test rc_verify"
+}
+# Receives posted 300 ms late: RNR NAKs, infinite rnr_retry, data still exact.
+t_rc_verify_rnr_late() {
+	local before
+	before=$(counter send_rnr_nak)
+	rcv_pair "-L 300" "-o send,writeimm -S 1,4096,1048576 -R 7 -M 1"
+	if [[ $SROCE_DRV == sroce ]]; then
+		(($(counter send_rnr_nak) > before)) || fail "no RNR NAK was sent (send_rnr_nak stayed $before)"
+		info "RNR NAKs: $(($(counter send_rnr_nak) - before))"
+	fi
+	assert_dmesg_clean "test rc_verify_rnr_late"
+}
+# No receive is ever posted: rnr_retry 1 runs out into RNR_RETRY_EXC_ERR.
+t_rc_verify_rnr_exhausted() {
+	rcv_pair "-N" "-o send -S 4096 -R 1 -M 1 -E rnr_retry_exc -W 30"
+	grep -q 'expected error' /tmp/rcv-cli.txt || fail "client did not report the expected error"
+	assert_dmesg_clean "test rc_verify_rnr_exhausted"
+}
+# The peer's QP vanishes: retry_cnt 2 runs out into RETRY_EXC_ERR, in bounded time.
+t_rc_verify_peer_gone() {
+	local before
+	before=$(counter retry_timeout)
+	rcv_pair "" "-K -o write -S 65536 -r 2 -T 14 -E retry_exc -W 30"
+	if [[ $SROCE_DRV == sroce ]]; then
+		(($(counter retry_timeout) >= before + 3)) ||
+			fail "retry_timeout went from $before to $(counter retry_timeout), want +3 (2 retries + the last)"
+	fi
+	assert_dmesg_clean "test rc_verify_peer_gone"
+}
+
+# ---------------------------------------------------------------------------
 # Sourced by other suites (bench.sh) for the helpers above: stop here.
 [[ ${BASH_SOURCE[0]} == "$0" ]] || return 0
 
@@ -316,5 +387,9 @@ run_test pingpong_65536 180 t_pingpong_65536
 run_test send_bw 240 t_send_bw
 run_test write_bw 240 t_write_bw
 run_test read_bw 240 t_read_bw
+run_test rc_verify 480 t_rc_verify
+run_test rc_verify_rnr_late 480 t_rc_verify_rnr_late
+run_test rc_verify_rnr_exhausted 120 t_rc_verify_rnr_exhausted
+run_test rc_verify_peer_gone 120 t_rc_verify_peer_gone
 run_test rmmod_busy 180 t_rmmod_busy
 suite_end
