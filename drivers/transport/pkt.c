@@ -47,7 +47,6 @@ int sroce_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
 	skb = sroce_build_pkt(qp, &qp->av, &h, 0, &payload);
 	if (!skb)
 		return -ENOMEM;
-	qp->resp.last_syndrome = syndrome;
 	return sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache, qp->sport, skb);
 }
 

@@ -27,7 +27,6 @@ void sroce_resp_reset(struct sroce_qp *qp)
 	r->have_rwqe = false;
 	r->rcv_len = 0;
 	r->res_head = 0;
-	r->n_res = 0;
 	r->ack_pending = false;
 	r->rd_cur = NULL;
 	if (r->res)

@@ -388,8 +388,6 @@ struct sroce_resp_state {
 	bool	wr_has_imm;
 	struct sroce_rd_res *res;	/* max_dest_rd_atomic entries */
 	u32	res_head;
-	u32	n_res;
-	u8	last_syndrome;	/* AETH syndrome of the last ACK we sent */
 	bool	ack_pending;	/* coalesced ACK for ack_psn not sent yet */
 	u32	ack_psn;
 	struct sroce_rd_res *rd_cur;	/* READ whose responses are being sent */
@@ -496,7 +494,6 @@ struct sroce_pkt {
 	struct sroce_qp		*qp;
 	struct sk_buff		*skb;
 	struct sroce_pkt_hdrs	h;
-	u32			bth_off;	/* from skb->data */
 	u32			payload_off;	/* from skb->data */
 	u8			net_type;
 	union ib_gid		sgid;		/* source GID of the packet */
