@@ -23,6 +23,46 @@
 #   teardown_*   SIGKILL of ib_write_bw ends mid-transfer (no leaked
 #                QP/CQ/MR/PD), rdma link delete, rmmod/modprobe cycles;
 #                the device works afterwards.
+# Bounded work and lifetime safety of the transport engine (last, because
+# an engine that fails them can leave the guest crippled; kernel soft
+# lockups are reported after 10 s and hung tasks after 10 s meanwhile):
+#   destroy_under_load   an ib_send_bw server SIGKILLed while its client
+#                floods it (the client's packets to the destroyed QP must
+#                show in rcvd_no_qp), then qp_helper
+#                churn destroys/deregisters a loopback QP pair and its MR
+#                10 times while pktgen.py write_flood floods WRITEs at the
+#                live and the dead QPNs/R_Keys: every packet sent to a
+#                destroyed QP must be counted in rcvd_no_qp. No oops/WARN,
+#                no leaked resources, a pingpong passes afterwards.
+#   dup_read_storm_bounded   qp_helper hold makes a pair that completed a
+#                1 MiB RDMA READ; pktgen.py replays duplicates of that READ
+#                (PSNs across its range) at up to 1000/s for 25 s while an
+#                ibv_rc_pingpong -e runs on other QPs: the pingpong
+#                completes; watched for 20 s (probes as for big_read):
+#                MemAvailable stays within MEM_SLACK_MB (200) of its start,
+#                the guest answers, no lockup; the duplicates were seen
+#                (duplicate_request).
+#   big_read     a 2 GiB RDMA READ request (pktgen.py, from the QP's peer)
+#                against a 2 GiB REMOTE_READ-only MR (qp_helper hold: zero
+#                pages if the kernel pinned them as they are -- neither
+#                Debian kernel does, it copies each page -- so one 8 MiB
+#                memfd mapped 256 times: no real 2 GiB needed), then 2000
+#                duplicates. For 20 s: fork/exec and ibv_devinfo answer
+#                within 5 s every second, MemAvailable stays within
+#                MEM_SLACK_MB, no lockup/stall/allocation failure in the
+#                kernel log, the responder QP is not in error and sends
+#                responses; then SIGKILL of the helper ends it (QP and MR
+#                destroyed) within 10 s. An engine that builds the whole
+#                READ in softirq wedges the guest for good (6.12: memory
+#                exhausted, over 13 min seen), so big_read runs with
+#                kernel.softlockup_panic=1: such an engine panics the
+#                guest ~10 s into the READ, the suite ends there and
+#                results.txt keeps a "FAIL big_read: the guest died ..."
+#                line written beforehand (the console log shows the lockup).
+#   Binaries: build/robust/qp_helper like verbs_neg (compiled in the guest
+#   if missing or older than tests/vm/robust/qp_helper.c).
+# ROBUST_TESTS="name ..." runs only those tests (after setup), e.g. through
+# scripts/vm -e ROBUST_TESTS.
 # Same SROCE_DRV / SROCE_KO / SROCE_NETDEV parameters as basic.sh.
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=${SVM_REPO:-$(cd "$HERE/../.." && pwd)}
@@ -46,6 +86,10 @@ PP_ITERS=${PP_ITERS:-20}
 PKTGEN=$HERE/robust/pktgen.py
 VNEG_SRC=$HERE/robust/verbs_neg.c
 VNEG=$REPO/build/robust/verbs_neg
+QPH_SRC=$HERE/robust/qp_helper.c
+QPH=$REPO/build/robust/qp_helper
+BIG_READ_BYTES=${BIG_READ_BYTES:-2147483648}
+MEM_SLACK_MB=${MEM_SLACK_MB:-200}
 
 ib_dir() { echo "/sys/class/infiniband/$DEV"; }
 mod_loaded() { [[ -d /sys/module/$MOD ]]; }
@@ -161,6 +205,15 @@ setup() {
 	fi
 	echo "$VNEG" >/tmp/robust-vneg-path
 	info "verbs_neg binary: $VNEG"
+	# the tests that need qp_helper fail on their own if it cannot be built
+	if [[ ! -x $QPH || $QPH_SRC -nt $QPH ]]; then
+		QPH=/tmp/robust/qp_helper
+		mkdir -p /tmp/robust
+		info "compiling $QPH_SRC in the guest (no up-to-date build/robust/qp_helper)"
+		gcc -O2 -Wall -o "$QPH" "$QPH_SRC" -libverbs || QPH=
+	fi
+	echo "$QPH" >/tmp/robust-qph-path
+	info "qp_helper binary: ${QPH:-<none: compiling failed>}"
 }
 
 # All packet classes against one ibv_rc_pingpong pair: the exact classes and
@@ -319,6 +372,369 @@ t_teardown_link_rmmod() {
 }
 
 # ---------------------------------------------------------------------------
+# Bounded work and lifetime safety.
+
+# What must never show in the kernel log while the engine is under load, on
+# top of DMESG_BAD_RE: lockups, stalls, hung tasks, allocation failures, OOM.
+LOCKUP_RE='soft lockup|hard LOCKUP|hung task|blocked for more than|rcu.*stall|page allocation failure|Out of memory|oom-kill'
+
+qph_path() {
+	local p
+	p=$(cat /tmp/robust-qph-path 2>/dev/null)
+	[[ -n $p && -x $p ]] || return 1
+	echo "$p"
+}
+mem_avail_kb() { awk '/^MemAvailable:/ { print $2 }' /proc/meminfo; }
+hw_counter() { cat "$(ib_dir)/ports/1/hw_counters/$1" 2>/dev/null || echo 0; }
+usecs() { local t=$EPOCHREALTIME; t=${t/[.,]/}; echo $((10#$t)); }
+# kv KEY LINE: the value of KEY=value in a helper/pktgen line
+kv() { sed -n "s/.*[[:space:]]$1=\([^[:space:]]*\).*/\1/p" <<<"$2" | head -n1; }
+# first lockup/stall/oops line of the kernel log since marker $1
+lockup_since() { dmesg_since "$1" | grep -m1 -E "$LOCKUP_RE|$DMESG_BAD_RE"; }
+
+# Start "qp_helper ARGS..." in the background with output to FILE and wait
+# up to SECS for its READY (or FAIL) line. Sets QPH_PID and QPH_READY.
+start_helper() { # file secs args...
+	local out=$1 secs=$2 qph
+	shift 2
+	qph=$(qph_path) || fail "no qp_helper binary (build/robust/qp_helper missing and compiling it failed)"
+	"$qph" "$@" >"$out" 2>&1 &
+	QPH_PID=$!
+	if ! wait_for "$secs" grep -qE '^(READY|FAIL) ' "$out"; then
+		cat "$out"
+		fail "qp_helper $* gave no READY line within ${secs}s"
+	fi
+	cat "$out"
+	QPH_READY=$(grep -m1 '^READY ' "$out") ||
+		fail "qp_helper $*: $(grep -m1 '^FAIL ' "$out")"
+}
+
+# Report (and return 1) unless the pids leave within SECS of a SIGKILL.
+kill_within() { # secs what pid...
+	local secs=$1 what=$2 t0 p
+	shift 2
+	t0=$(usecs)
+	kill -9 "$@" 2>/dev/null || true
+	if ! wait_for "$secs" procs_gone "$@"; then
+		for p; do
+			[[ -e /proc/$p ]] || continue
+			echo "--- $what pid $p still there: state $(awk '{ print $3 }' "/proc/$p/stat" 2>/dev/null) wchan $(cat "/proc/$p/wchan" 2>/dev/null)"
+			cat "/proc/$p/stack" 2>/dev/null
+		done
+		return 1
+	fi
+	info "$what gone $(( ($(usecs) - t0) / 1000 )) ms after SIGKILL"
+}
+
+# watch_guest SECS MEM0_KB TAG: once a second for SECS seconds (wall
+# clock), a fork+exec probe (timeout 5 true) and ibv_devinfo must each
+# answer within PROBE_LIMIT_MS (5 s, or 3x the quiet guest's time if the
+# host is that slow), MemAvailable must stay within MEM_SLACK_MB of
+# MEM0_KB, and the kernel log since marker TAG must show no lockup, stall,
+# allocation failure or oops. Keeps watching after a problem (the first of
+# each kind is kept in /tmp/watch.why, one a line) except when memory runs
+# away: then it stops at once so the caller can tear the load down.
+# Returns 1 if anything was wrong. A guest frozen solid shows as a late
+# probe once it thaws.
+PROBE_LIMIT_MS=5000
+watch_guest() {
+	local secs=$1 mem0=$2 tag=$3 i=0 start end t0 t1 t2 tp td mem drop worst=0 wp=0 wd=0 line rest
+	local slow='' devi='' memw='' klog='' el
+	: >/tmp/watch.why
+	start=$(usecs)
+	end=$((start + secs * 1000000))
+	while (($(usecs) < end)); do
+		i=$((i + 1))
+		t0=$(usecs)
+		el="$(((t0 - start) / 1000000)).$(((t0 - start) / 100000 % 10))s"
+		timeout 5 true || slow=${slow:-"at $el 'timeout 5 true' did not succeed"}
+		t1=$(usecs)
+		timeout 10 ibv_devinfo -d "$DEV" >/dev/null 2>&1 ||
+			devi=${devi:-"at $el ibv_devinfo -d $DEV failed or hung (10 s)"}
+		t2=$(usecs)
+		tp=$(((t1 - t0) / 1000)) td=$(((t2 - t1) / 1000))
+		((tp > wp)) && wp=$tp
+		((td > wd)) && wd=$td
+		((tp <= PROBE_LIMIT_MS)) || slow=${slow:-"at $el a fork+exec probe took ${tp} ms (limit ${PROBE_LIMIT_MS})"}
+		((td <= PROBE_LIMIT_MS)) || devi=${devi:-"at $el ibv_devinfo took ${td} ms (limit ${PROBE_LIMIT_MS})"}
+		mem=$(mem_avail_kb)
+		drop=$(((mem0 - mem) / 1024))
+		((drop > worst)) && worst=$drop
+		((drop <= MEM_SLACK_MB)) || memw="at $el MemAvailable had fallen by ${drop} MB (limit ${MEM_SLACK_MB} MB)"
+		line=$(lockup_since "$tag" || true)
+		[[ -z $line ]] || klog=${klog:-"kernel log: $line"}
+		printf '    %6s: probe %5d ms, ibv_devinfo %5d ms, MemAvailable %+5d MB%s\n' \
+			"$el" "$tp" "$td" "$((-drop))" "${line:+  [kernel log: ${line:0:60}...]}"
+		[[ -z $memw ]] || break
+		rest=$((1000000 - ($(usecs) - t0)))
+		((rest <= 0)) || sleep "0.$(printf '%06d' "$rest")"
+	done
+	for line in "$memw" "$klog" "$slow" "$devi"; do
+		[[ -z $line ]] || echo "$line" >>/tmp/watch.why
+	done
+	info "$i probes in $(((t2 - start) / 1000000)) s: slowest fork+exec ${wp} ms, ibv_devinfo ${wd} ms; MemAvailable fell by ${worst} MB at most"
+	[[ ! -s /tmp/watch.why ]] || { sed 's/^/    WATCH: /' /tmp/watch.why; return 1; }
+}
+
+# Quiet-guest latency of the watch_guest probes; a slow (shared) host
+# raises PROBE_LIMIT_MS to 3x that.
+probe_baseline() {
+	local t0 t1 t2 m
+	t0=$(usecs)
+	timeout 5 true
+	t1=$(usecs)
+	timeout 10 ibv_devinfo -d "$DEV" >/dev/null 2>&1
+	t2=$(usecs)
+	m=$(((t1 - t0) > (t2 - t1) ? (t1 - t0) : (t2 - t1)))
+	PROBE_LIMIT_MS=$((3 * m / 1000 > 5000 ? 3 * m / 1000 : 5000))
+	info "quiet guest: fork+exec probe $(((t1 - t0) / 1000)) ms, ibv_devinfo $(((t2 - t1) / 1000)) ms: probe limit ${PROBE_LIMIT_MS} ms"
+}
+tinfo() { info "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
+qp_connected() { qp_state_is "$1" RTR || qp_state_is "$1" RTS; }
+# the watch problems as one "; "-separated string
+watch_why() { paste -sd';' /tmp/watch.why | sed 's/;/; /g'; }
+
+# ib_write_bw / ib_send_bw: SIGKILL the server while its client floods it,
+# so its QP and MR are destroyed with packets for them arriving; the
+# client's in-flight packets and retries to that QP must be counted in
+# rcvd_no_qp. Then qp_helper churn + pktgen write_flood (see the header).
+t_destroy_under_load() {
+	local gidx base n0 n1 probs=() qph hpid fpid rc ip
+	ensure_link
+	gidx=$(roce_v2_ipv4_gid_index)
+	ip=$(my_ip)
+	qph=$(qph_path) || fail "no qp_helper binary (build/robust/qp_helper missing and compiling it failed)"
+	base=$(res_summary)
+	info "resources before: $base"
+	# ib_send_bw: the server's RQ, CQ and MR die with SENDs arriving
+	# (teardown_kill_write_bw already kills ib_write_bw servers; perftest
+	# start-up is the slow part under TCG, so one pair)
+	local tools=(ib_send_bw) spids=() cpids=() i
+	for i in "${!tools[@]}"; do
+		next_port
+		# -u 18: 1 s ACK timeout, so a busy TCG guest does not end the
+		# client (retry exceeded) before its server is killed
+		local args=(-d "$DEV" -x "$gidx" -s 65536 -n 100000 -t 64 -u 18 -F -p "$_port")
+		"${tools[i]}" "${args[@]}" >"/tmp/dul-srv$i.txt" 2>&1 &
+		spids[i]=$!
+		wait_port "$_port" 30 || { cat "/tmp/dul-srv$i.txt"; fail "${tools[i]} server did not listen"; }
+		"${tools[i]}" "${args[@]}" 127.0.0.1 >"/tmp/dul-cli$i.txt" 2>&1 &
+		cpids[i]=$!
+	done
+	for i in "${!tools[@]}"; do
+		wait_for 30 qp_state_is "${cpids[i]}" RTS || { qp_list; cat /tmp/dul-*.txt; fail "${tools[i]} client QP never reached RTS"; }
+		wait_for 30 qp_connected "${spids[i]}" || { qp_list; cat /tmp/dul-*.txt; fail "${tools[i]} server QP never reached RTR"; }
+	done
+	tinfo "perftest connected"
+	sleep 1.5
+	for i in "${!tools[@]}"; do
+		kill -0 "${cpids[i]}" 2>/dev/null || { cat "/tmp/dul-cli$i.txt"; fail "${tools[i]} client ended before its server was killed"; }
+	done
+	n0=$(hw_counter rcvd_no_qp)
+	kill_within 10 "${tools[*]} server (SIGKILL under load)" "${spids[@]}" ||
+		probs+=("${tools[*]} server still there 10 s after SIGKILL")
+	# the client runs into its retry limit (or we end it)
+	if ! wait_for 30 procs_gone "${cpids[@]}"; then
+		info "perftest client still running 30 s after its server died; killing it"
+		kill_within 10 "perftest client" "${cpids[@]}" || probs+=("perftest client still there 10 s after SIGKILL")
+	fi
+	wait "${spids[@]}" "${cpids[@]}" 2>/dev/null || true
+	n1=$(hw_counter rcvd_no_qp)
+	tinfo "all perftest ends gone; rcvd_no_qp +$((n1 - n0)) after the server QP was destroyed"
+	for i in "${!tools[@]}"; do
+		info "${tools[i]} client: $(grep -m1 -iE 'error|failed' "/tmp/dul-cli$i.txt" || echo '-')"
+	done
+	# the client had up to 64 SENDs in flight and retries them
+	((n1 > n0)) || probs+=("rcvd_no_qp +$((n1 - n0)) although the client kept sending to its destroyed server QP")
+	wait_for 30 res_is "$base" || probs+=("resources not released 30 s after the SIGKILLs: before '$base', now '$(res_summary)'")
+	assert_dmesg_clean "test destroy_under_load"
+
+	mkdir -p /tmp/robust
+	rm -f /tmp/robust/churn.out /tmp/robust/flood.out
+	# show what the helper and pktgen did even if the test is killed
+	trap 'echo "--- pktgen write_flood:"; cat /tmp/robust/flood.out 2>/dev/null; echo "--- qp_helper churn:"; grep -v "^CREATE " /tmp/robust/churn.out 2>/dev/null' EXIT
+	tinfo "qp_helper churn + pktgen write_flood"
+	: >/tmp/robust/churn.out
+	python3 "$PKTGEN" --dev "$DEV" --dst "$ip" --check write_flood \
+		--follow /tmp/robust/churn.out --duration 90 >/tmp/robust/flood.out 2>&1 &
+	fpid=$!
+	wait_for 30 grep -q '^flood: ready' /tmp/robust/flood.out || fail "pktgen write_flood did not start within 30 s"
+	"$qph" -d "$DEV" -g "$gidx" churn -n 10 -t 600 >>/tmp/robust/churn.out 2>&1 &
+	hpid=$!
+	if ! wait_for 100 procs_gone "$hpid"; then
+		probs+=("qp_helper churn did not finish its 10 rounds within 100 s")
+		kill_within 10 "qp_helper churn" "$hpid" || probs+=("qp_helper churn still there 10 s after SIGKILL")
+	fi
+	rc=0
+	wait "$hpid" || rc=$?
+	info "helper: $(grep -c '^DEAD ' /tmp/robust/churn.out) rounds destroyed"
+	((rc == 0)) && grep -q '^DONE ' /tmp/robust/churn.out ||
+		probs+=("qp_helper churn failed (exit $rc): $(grep -m1 '^FAIL ' /tmp/robust/churn.out || tail -n1 /tmp/robust/churn.out)")
+	wait_for 30 procs_gone "$fpid" || kill_within 10 pktgen "$fpid" || true
+	rc=0
+	wait "$fpid" || rc=$?
+	grep -q '^PASS write_flood' /tmp/robust/flood.out ||
+		probs+=("$(grep -m1 '^FAIL write_flood' /tmp/robust/flood.out || echo "pktgen write_flood exited $rc without a verdict")")
+	tinfo "churn done"
+	no_qp_of "$hpid" || probs+=("QPs of qp_helper churn still listed after it exited")
+	wait_for 30 res_is "$base" || probs+=("resources not released after the churn: before '$base', now '$(res_summary)'")
+	assert_dmesg_clean "test destroy_under_load"
+	pingpong 1024
+	assert_dmesg_clean "test destroy_under_load"
+	((${#probs[@]} == 0)) || fail "$(printf '%s; ' "${probs[@]}")"
+}
+
+# Duplicates of an old 1 MiB READ at a high rate for 20 s while a
+# pingpong runs on other QPs.
+t_dup_read_storm_bounded() {
+	local gidx ip qpn peer opsn olen rkey va mtu span mem0 dup0 dup1 blog0 blog1 spid cpid ppid
+	local iters=${PP_STORM_ITERS:-100} probs=() st rc stats dups t_pp
+	ensure_link
+	gidx=$(roce_v2_ipv4_gid_index)
+	ip=$(my_ip)
+	mkdir -p /tmp/robust
+	tinfo "starting qp_helper hold (1 MiB MR, old 1 MiB READ)"
+	start_helper /tmp/robust/dup.helper 60 -d "$DEV" -g "$gidx" hold -s 1048576 -m heap -r 1048576
+	qpn=$(kv qpn "$QPH_READY") peer=$(kv peer_qpn "$QPH_READY") opsn=$(kv old_psn "$QPH_READY")
+	olen=$(kv old_len "$QPH_READY") rkey=$(kv rkey "$QPH_READY") va=$(kv va "$QPH_READY")
+	mtu=$(kv mtu "$QPH_READY")
+	span=$(((olen + mtu - 1) / mtu))
+	probe_baseline
+	mem0=$(mem_avail_kb)
+	dup0=$(hw_counter duplicate_request)
+	blog0=$(hw_counter rcvd_backlog_drop)
+	dmesg_mark "dup storm go"
+	python3 "$PKTGEN" --dev "$DEV" --dst "$ip" read --no-first \
+		--qpn "$qpn" --peer-qpn "$peer" --psn "$opsn" --va "$va" --rkey "$rkey" \
+		--len "$olen" --mtu "$mtu" --psn-span "$span" --gap 0 --duration 25 \
+		--rate 1000 --mem-guard "$MEM_SLACK_MB" --settle 5 >/tmp/robust/dup.pktgen 2>&1 &
+	ppid=$!
+	wait_for 60 grep -q '^read: sending' /tmp/robust/dup.pktgen ||
+		{ cat /tmp/robust/dup.pktgen; fail "pktgen did not start sending within 60 s"; }
+	tinfo "storm started (duplicates of the READ at PSN $opsn..$((opsn + span - 1)), up to 1000/s for 25 s)"
+	rm -f /tmp/robust/dup.pp-rc
+	next_port
+	# -e: sleep on the completion channel, so the pingpong does not eat the
+	# CPU the watch needs
+	ibv_rc_pingpong -d "$DEV" -g "$gidx" -e -s 4096 -n "$iters" -p "$_port" >/tmp/robust/dup.pp-srv 2>&1 &
+	spid=$!
+	(
+		rc=0
+		wait_port "$_port" 30 || rc=99
+		((rc)) || timeout 60 ibv_rc_pingpong -d "$DEV" -g "$gidx" -e -s 4096 -n "$iters" -p "$_port" 127.0.0.1 >/tmp/robust/dup.pp-cli 2>&1 || rc=$?
+		echo "$rc $(cut -d' ' -f1 /proc/uptime)" >/tmp/robust/dup.pp-rc
+	) &
+	cpid=$!
+	st=$(cut -d' ' -f1 /proc/uptime)
+	watch_guest 20 "$mem0" "dup storm go" || probs+=("$(watch_why)")
+	tinfo "watch done"
+	if ! wait_for 60 test -s /tmp/robust/dup.pp-rc; then
+		probs+=("ibv_rc_pingpong ($iters x 4 KiB) on another QP pair did not complete within 60 s of the duplicate READ storm")
+		kill -9 "$cpid" "$spid" 2>/dev/null || true
+	else
+		read -r rc t_pp </tmp/robust/dup.pp-rc
+		info "pingpong ($iters x 4 KiB) under the storm: exit $rc, $(awk -v a="$st" -v b="$t_pp" 'BEGIN { printf "%.1f", b - a }') s after its start: $(grep -m1 'iters in' /tmp/robust/dup.pp-cli || tail -n1 /tmp/robust/dup.pp-cli 2>/dev/null)"
+		((rc == 0)) && grep -qE "^$iters iters in" /tmp/robust/dup.pp-cli ||
+			{ sed 's/^/    pingpong client: /' /tmp/robust/dup.pp-cli; sed 's/^/    pingpong server: /' /tmp/robust/dup.pp-srv; false; } ||
+			probs+=("ibv_rc_pingpong on another QP pair failed under the storm (exit $rc): $(tail -n1 /tmp/robust/dup.pp-cli 2>/dev/null)")
+	fi
+	wait_for 30 procs_gone "$ppid" || kill_within 10 pktgen "$ppid" ||
+		probs+=("pktgen still there 10 s after SIGKILL (stuck in the kernel)")
+	sed 's/^/    pktgen: /' /tmp/robust/dup.pktgen
+	stats=$(grep -m1 '^STATS ' /tmp/robust/dup.pktgen || true)
+	dups=$(kv dups "$stats")
+	dup1=$(hw_counter duplicate_request)
+	blog1=$(hw_counter rcvd_backlog_drop)
+	info "duplicate_request +$((dup1 - dup0)), rcvd_backlog_drop +$((blog1 - blog0)) for ${dups:-?} duplicates sent"
+	if [[ -z $dups ]]; then
+		probs+=("pktgen read gave no STATS line")
+	else
+		[[ $(kv aborted "$stats") != 1 ]] || probs+=("$(grep -m1 -o 'mem-guard.*' /tmp/robust/dup.pktgen)")
+		# not vacuous: the storm must have reached the QP, either its
+		# duplicate path or the bounded queue in front of it (the engine
+		# sheds what a busy responder cannot take: that is the bound)
+		((dups >= 100 && (dup1 - dup0) > 0 && (dup1 - dup0 + blog1 - blog0) * 2 >= dups)) ||
+			probs+=("storm too weak to prove anything: $dups duplicates sent, duplicate_request +$((dup1 - dup0)), rcvd_backlog_drop +$((blog1 - blog0))")
+	fi
+	kill_within 10 "qp_helper" "$QPH_PID" || probs+=("qp_helper still there 10 s after SIGKILL (QP/MR teardown stuck)")
+	wait_for 10 no_qp_of "$QPH_PID" || probs+=("QPs of the killed qp_helper still listed after 10 s")
+	local bad
+	bad=$(dmesg_since "test dup_read_storm_bounded" | grep -m3 -E "$LOCKUP_RE|$DMESG_BAD_RE" || true)
+	[[ -z $bad || " ${probs[*]} " == *"kernel log: "* ]] || probs+=("kernel log: $(head -n1 <<<"$bad")")
+	((${#probs[@]} == 0)) || fail "$(printf '%s; ' "${probs[@]}")"
+}
+
+# A 2 GiB RDMA READ plus 2000 duplicates against a 2 GiB read-only MR.
+t_big_read() {
+	local gidx ip qpn peer epsn rkey va len mtu mem0 cost tx0 tx1 ppid q st probs=() bad
+	ensure_link
+	gidx=$(roce_v2_ipv4_gid_index)
+	ip=$(my_ip)
+	mkdir -p /tmp/robust
+	tinfo "starting qp_helper hold ($BIG_READ_BYTES byte MR)"
+	start_helper /tmp/robust/big.helper 120 -d "$DEV" -g "$gidx" hold -s "$BIG_READ_BYTES" -m auto
+	qpn=$(kv qpn "$QPH_READY") peer=$(kv peer_qpn "$QPH_READY") epsn=$(kv epsn "$QPH_READY")
+	rkey=$(kv rkey "$QPH_READY") va=$(kv va "$QPH_READY") len=$(kv len "$QPH_READY")
+	mtu=$(kv mtu "$QPH_READY") cost=$(kv reg_cost_kb "$QPH_READY")
+	tinfo "$((len >> 20)) MiB MR ($(kv mode "$QPH_READY") mode) registered in $(kv reg_ms "$QPH_READY") ms for $((cost / 1024)) MB of MemAvailable"
+	((cost / 1024 <= MEM_SLACK_MB)) ||
+		probs+=("registering the $((len >> 20)) MiB MR cost $((cost / 1024)) MB")
+	probe_baseline
+	mem0=$(mem_avail_kb)
+	tx0=$(hw_counter sent_pkts)
+	dmesg_mark "big read go"
+	python3 "$PKTGEN" --dev "$DEV" --dst "$ip" read \
+		--qpn "$qpn" --peer-qpn "$peer" --psn "$epsn" --va "$va" --rkey "$rkey" \
+		--len "$len" --mtu "$mtu" --dups 2000 --psn-span 16 --gap 1 --rate 400 \
+		--mem-guard "$MEM_SLACK_MB" --settle 2 >/tmp/robust/big.pktgen 2>&1 &
+	ppid=$!
+	wait_for 60 grep -q '^read: sending' /tmp/robust/big.pktgen ||
+		{ cat /tmp/robust/big.pktgen; fail "pktgen did not start sending within 60 s"; }
+	tinfo "READ request sent (then 2000 duplicates at PSN $epsn..$((epsn + 15)), 400/s); kernel.softlockup_panic=$(cat /proc/sys/kernel/softlockup_panic 2>/dev/null)"
+	watch_guest 20 "$mem0" "big read go" || probs+=("$(watch_why)")
+	tx1=$(hw_counter sent_pkts)
+	q=$(qp_list | awk -v q="$qpn" '$1 == q')
+	st=$(awk '{ print $2 }' <<<"$q")
+	tinfo "responder QP: ${q:-gone} (lqpn state rq-psn pid comm); sent_pkts +$((tx1 - tx0))"
+	[[ $st != ERR ]] || probs+=("the responder QP went to ERR: the 2 GiB READ was refused")
+	((tx1 > tx0)) || probs+=("no packet sent in 20 s: no READ response")
+	if ! procs_gone "$ppid"; then
+		info "pktgen still running: killing it"
+		kill_within 10 pktgen "$ppid" ||
+			probs+=("pktgen still there 10 s after SIGKILL (stuck in sendto: the kernel serves the READ in its context)")
+	fi
+	sed 's/^/    pktgen: /' /tmp/robust/big.pktgen
+	kill_within 10 "qp_helper (2 GiB MR)" "$QPH_PID" ||
+		probs+=("qp_helper still there 10 s after SIGKILL (QP/MR teardown stuck behind the READ)")
+	wait_for 10 no_qp_of "$QPH_PID" || probs+=("QPs of the killed qp_helper still listed after 10 s")
+	tinfo "torn down"
+	bad=$(dmesg_since "test big_read" | grep -m3 -E "$LOCKUP_RE|$DMESG_BAD_RE" || true)
+	[[ -z $bad || " ${probs[*]} " == *"kernel log: "* ]] || probs+=("kernel log: $(head -n1 <<<"$bad")")
+	((${#probs[@]} == 0)) || fail "$(printf '%s; ' "${probs[@]}")"
+}
+
+# Tighter lockup detectors for the load tests: soft lockup after 10 s
+# (watchdog_thresh 5), hung tasks after 10 s.
+WD_SAVED=
+tighten_watchdogs() {
+	local f=/proc/sys/kernel/watchdog_thresh h=/proc/sys/kernel/hung_task_timeout_secs
+	WD_SAVED="$(cat $f 2>/dev/null) $(cat $h 2>/dev/null)"
+	[[ -w $f ]] && echo 5 >$f
+	[[ -w $h ]] && echo 10 >$h
+	true
+}
+restore_watchdogs() {
+	local w h
+	read -r w h <<<"$WD_SAVED"
+	[[ -n $w ]] && echo "$w" >/proc/sys/kernel/watchdog_thresh
+	[[ -n $h ]] && echo "$h" >/proc/sys/kernel/hung_task_timeout_secs
+	true
+}
+
+want() { [[ -z ${ROBUST_TESTS:-} || " $ROBUST_TESTS " == *" $1 "* ]]; }
+robust_test() { want "$1" && run_test "$@"; }
+
+# ---------------------------------------------------------------------------
 SUITE_PREFIX=${SUITE_PREFIX:-}
 suite_begin "robust($SROCE_DRV)"
 echo "driver=$SROCE_DRV module=$MOD type=$LTYPE device=$DEV netdev=$NETDEV ko=${KO:-<in-tree>}"
@@ -327,11 +743,26 @@ if grep -q "^FAIL ${SUITE_PREFIX}setup" "$RESULTS_TXT"; then
 	suite_end
 	exit 1
 fi
-run_test pkt 300 t_pkt
-record_cases "$RESULTS/tests/pkt.log" pkt
-run_test pkt_after_pingpong 120 t_pkt_after_pingpong
-run_test verbs_neg 180 t_verbs_neg
-record_cases "$RESULTS/tests/verbs_neg.log" verbs_neg
-run_test teardown_kill_write_bw 180 t_teardown_kill_write_bw
-run_test teardown_link_rmmod 180 t_teardown_link_rmmod
+robust_test pkt 300 t_pkt && record_cases "$RESULTS/tests/pkt.log" pkt
+robust_test pkt_after_pingpong 120 t_pkt_after_pingpong
+robust_test verbs_neg 180 t_verbs_neg && record_cases "$RESULTS/tests/verbs_neg.log" verbs_neg
+robust_test teardown_kill_write_bw 180 t_teardown_kill_write_bw
+robust_test teardown_link_rmmod 180 t_teardown_link_rmmod
+tighten_watchdogs
+robust_test destroy_under_load 300 t_destroy_under_load
+robust_test dup_read_storm_bounded 180 t_dup_read_storm_bounded
+# big_read under kernel.softlockup_panic=1 (see the header): the FAIL line
+# stays in results.txt only if the guest dies during the test.
+if want big_read; then
+	died="FAIL ${SUITE_PREFIX}big_read: the guest died during the 2 GiB READ (kernel.softlockup_panic=1 is set for this test: the console log shows the soft lockup)"
+	echo "$died" >>"$RESULTS_TXT"
+	sync
+	sp=$(cat /proc/sys/kernel/softlockup_panic 2>/dev/null)
+	[[ -w /proc/sys/kernel/softlockup_panic ]] && echo 1 >/proc/sys/kernel/softlockup_panic
+	run_test big_read 300 t_big_read
+	[[ -n $sp ]] && echo "$sp" >/proc/sys/kernel/softlockup_panic
+	grep -vxF "$died" "$RESULTS_TXT" >"$RESULTS_TXT.tmp" && cat "$RESULTS_TXT.tmp" >"$RESULTS_TXT"
+	rm -f "$RESULTS_TXT.tmp"
+fi
+restore_watchdogs
 suite_end

@@ -22,6 +22,33 @@ rcvd_pkts to account for every packet.
   CLASS: garbage | opcodes | truncated | badpad | tver | pkey | noqp |
          live_init | live_rts | icrc | masked
 
+Stream modes (one per run, not mixed with the classes above) drive a live
+QP pair set up by tests/vm/robust/qp_helper.c, sending from the QP's peer
+(--src, default --dst; UDP source port as sroce derives it for the peer QP
+--peer-qpn) with a valid ICRC:
+
+  pktgen.py read --qpn QPN --peer-qpn PQPN --psn PSN --va VA --rkey RKEY
+            --len LEN [--mtu 1024] [--no-first] [--dups N] [--dup-psn P]
+            [--psn-span S] [--rate PPS] [--duration SECS] [--mem-guard MB]
+      An RDMA READ request (RETH va/rkey/len) at PSN (unless --no-first),
+      then duplicates of the READ whose first PSN is --dup-psn (default
+      PSN): duplicate i restarts at PSN dup_psn + (i % S) with the RETH
+      moved on by as many MTUs (a requester retrying from the middle).
+      Sends N duplicates, or for SECS seconds, at most PPS per second.
+      --mem-guard stops the storm early if MemAvailable fell by more than
+      MB since start (an unbounded responder must not take the guest down).
+  pktgen.py write_flood --follow FILE [--duration SECS] [--check]
+      Follows the CREATE/LIVE/DEAD/DONE lines qp_helper churn writes to
+      FILE and floods RDMA WRITE_ONLY requests as fast as it can: in-order
+      PSNs at the live QP (3 of 4 packets), and at the QPNs/R_Keys of the
+      rounds already destroyed; nothing between CREATE and LIVE (a new QP
+      may reuse a dead QPN). Stops at DONE. With --check the packets sent
+      to destroyed QPs must all be counted in rcvd_no_qp (minus what the
+      backlog dropped before sroce, from /proc/net/softnet_stat) and
+      rcvd_pkts must account for every packet sent.
+  Both print a "STATS key=value ..." line with what was sent and the
+  counter deltas.
+
 The ICRC is computed like tests/unit/icrc_ref.py: zlib.crc32 over 8 x 0xff,
 the IPv4 header with TOS, TTL and checksum set to ones, the UDP header with
 the checksum set to ones, the BTH with byte 4 set to ones, and the rest up
@@ -113,10 +140,11 @@ def ipv4_csum(hdr):
 
 
 class Gen:
-    def __init__(self, rng, src, dst):
+    def __init__(self, rng, src, dst, sport=None):
         self.rng = rng
         self.src = socket.inet_aton(src)
         self.dst = socket.inet_aton(dst)
+        self.sport = sport
 
     def ip_udp(self, l4len, tos=0, ttl=64):
         rng = self.rng
@@ -125,7 +153,8 @@ class Gen:
         ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, tos, total, ident,
                                    0x4000, ttl, 17, 0, self.src, self.dst))
         struct.pack_into("!H", ip, 10, ipv4_csum(ip))
-        sport = 0xC000 | rng.randrange(0x4000)
+        sport = self.sport if self.sport is not None else \
+            0xC000 | rng.randrange(0x4000)
         udp = struct.pack("!HHHH", sport, ROCE_PORT, 8 + l4len, 0)
         return bytes(ip), udp
 
@@ -195,7 +224,8 @@ class Gen:
         return rng.randbytes(n) + bytes(pad), pad
 
     def packet(self, op, qpn, pkey=0xFFFF, tver=0, pad=None, psn=None,
-               reth=None, tos=0, ttl=64, udp_csum_ok=False, body=None):
+               reth=None, tos=0, ttl=64, udp_csum_ok=False, body=None,
+               ackreq=None):
         """A complete packet with a correct ICRC (unless the caller breaks
         it afterwards). body overrides the bytes after the BTH."""
         if body is None:
@@ -205,7 +235,8 @@ class Gen:
             p = 0
         if pad is None:
             pad = p
-        bth = self.bth(op, pad=pad, tver=tver, pkey=pkey, qpn=qpn, psn=psn)
+        bth = self.bth(op, pad=pad, tver=tver, pkey=pkey, qpn=qpn, psn=psn,
+                       ackreq=ackreq)
         l4len = len(bth) + len(body) + 4
         ip, udp = self.ip_udp(l4len, tos=tos, ttl=ttl)
         l4 = bth + body + self.icrc(ip, udp, bth + body)
@@ -506,9 +537,265 @@ def run_class(cls, a, sock):
     return not bad, "; ".join(bad)
 
 
+# --- stream modes: a live QP pair from qp_helper ------------------------------
+def udp_sport(lqpn, rqpn):
+    """UDP source port sroce uses for QP lqpn talking to rqpn
+    (include/sroce/wire/udp.h sroce_udp_sport())."""
+    m = 0xFFFFFFFF
+    h = ((lqpn & 0xFFFFFF) * 0x9E3779B1) & m
+    h ^= ((rqpn & 0xFFFFFF) * 0x85EBCA77) & m
+    h ^= h >> 15
+    h = (h * 0xC2B2AE3D) & m
+    h ^= h >> 13
+    h ^= h >> 16
+    return 0xC000 | (h & 0x3FFF)
+
+
+def mem_available_kb():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1])
+    return 0
+
+
+def softnet_drops():
+    """Packets the per-CPU input backlog dropped before any protocol saw
+    them (second column of /proc/net/softnet_stat)."""
+    n = 0
+    try:
+        with open("/proc/net/softnet_stat") as f:
+            for line in f:
+                n += int(line.split()[1], 16)
+    except (OSError, ValueError, IndexError):
+        pass
+    return n
+
+
+STAT_COUNTERS = ["rcvd_pkts", "sent_pkts", "loopback_pkts",
+                 "duplicate_request", "out_of_seq_request",
+                 "out_of_seq_response", "send_nak_seq_err", "send_nak_other",
+                 "rcvd_no_qp", "rcvd_qp_state_drop", "rcvd_malformed",
+                 "rcvd_icrc_err", "rcvd_bad_opcode"]
+
+
+def settle(a, r0, n, secs):
+    """Wait until rcvd_pkts moved by n since r0 (or secs passed)."""
+    end = time.time() + secs
+    while time.time() < end:
+        r = sysfs_rcvd(a.dev)
+        if r is None or r - r0 >= n:
+            return
+        time.sleep(0.1)
+
+
+def counter_deltas(a, before):
+    after = read_counters(a.dev)
+    return {k: after[k] - before.get(k, 0) for k in after}
+
+
+def stats_line(kv, delta):
+    out = ["STATS"] + ["%s=%s" % (k, v) for k, v in kv]
+    out += ["d_%s=%d" % (k, delta[k]) for k in STAT_COUNTERS if k in delta]
+    return " ".join(out)
+
+
+def s_read(a, sock):
+    """One READ request and/or a storm of duplicates of a READ."""
+    for k in ("qpn", "psn", "va", "rkey", "len"):
+        if getattr(a, k) is None:
+            sys.exit("pktgen: read needs --%s" % k)
+    src = a.src or a.dst
+    sport = udp_sport(a.peer_qpn, a.qpn) if a.peer_qpn is not None else None
+    g = Gen(random.Random(a.seed), src, a.dst, sport)
+    mtu = a.mtu
+    before = read_counters(a.dev)
+    r0 = before.get("rcvd_pkts", 0)
+    mem0 = mem_available_kb()
+    t0 = time.time()
+    sent = 0
+    print("read: sending")
+    sys.stdout.flush()
+    if not a.no_first:
+        sock.sendto(g.packet(0x0c, a.qpn, psn=a.psn & 0xFFFFFF,
+                             reth=(a.va, a.rkey, a.len), ackreq=1),
+                    (a.dst, 0))
+        sent += 1
+        print("read: READ request psn %#x va %#x rkey %#x len %d sent "
+              "(sendto returned after %.1fs)" % (a.psn, a.va, a.rkey, a.len,
+                                                 time.time() - t0))
+        sys.stdout.flush()
+    dpsn = a.psn if a.dup_psn is None else a.dup_psn
+    span = max(1, min(a.psn_span, max(1, (a.len + mtu - 1) // mtu)))
+    # a duplicate starting k packets in asks for the rest of the message
+    dups = [g.packet(0x0c, a.qpn, psn=(dpsn + k) & 0xFFFFFF,
+                     reth=(a.va + k * mtu, a.rkey, max(0, a.len - k * mtu)),
+                     ackreq=1) for k in range(span)]
+    ndup = 0
+    why = "done"
+    td = time.time()
+    if a.dups or a.duration:
+        time.sleep(a.gap)
+        td = time.time()
+        gap = 1.0 / a.rate if a.rate else 0
+        nxt = td
+        while True:
+            if a.dups and ndup >= a.dups:
+                break
+            now = time.time()
+            if a.duration and now - td >= a.duration:
+                break
+            if a.mem_guard and ndup % 20 == 0:
+                drop = (mem0 - mem_available_kb()) // 1024
+                if drop > a.mem_guard:
+                    why = ("mem-guard: MemAvailable fell by %d MB after %d "
+                           "duplicates; storm stopped" % (drop, ndup))
+                    break
+            if gap:
+                if now < nxt:
+                    time.sleep(nxt - now)
+                nxt += gap
+            sock.sendto(dups[ndup % span], (a.dst, 0))
+            ndup += 1
+    el = time.time() - td
+    sent += ndup
+    print("read: %d duplicate READ requests (psn %#x + 0..%d) in %.1fs "
+          "(%.0f/s): %s" % (ndup, dpsn, span - 1, el,
+                            ndup / el if el > 0 else 0, why))
+    sys.stdout.flush()
+    settle(a, r0, sent, a.settle)
+    delta = counter_deltas(a, before)
+    print(stats_line([("sent", sent), ("dups", ndup),
+                      ("mem_drop_mb", (mem0 - mem_available_kb()) // 1024),
+                      ("aborted", int(why != "done"))], delta))
+    return 0
+
+
+def parse_kv(line):
+    f = line.split()
+    d = {"ev": f[0]} if f else {}
+    for t in f[1:]:
+        k, _, v = t.partition("=")
+        d[k] = v
+    return d
+
+
+def s_write_flood(a, sock):
+    """WRITE_ONLY flood at the QPs qp_helper churn creates and destroys."""
+    if not a.follow:
+        sys.exit("pktgen: write_flood needs --follow FILE")
+    src = a.src or a.dst
+    g = Gen(random.Random(a.seed), src, a.dst)
+    rng = g.rng
+    before = read_counters(a.dev)
+    r0 = before.get("rcvd_pkts", 0)
+    nd0 = softnet_drops()
+    live = None          # dict(qpn, peer, psn, rkey, va, len)
+    dead = []            # [(qpn, peer_qpn, rkey)] of destroyed rounds
+    creating = False
+    sent = sent_live = sent_dead = rounds = 0
+    payload = bytes(range(256))
+    buf = ""
+    print("flood: ready, following %s" % a.follow)
+    sys.stdout.flush()
+    t0 = time.time()
+    done = False
+    with open(a.follow) as fh:
+        while not done and time.time() - t0 < (a.duration or 120):
+            buf += fh.read()
+            while "\n" in buf:
+                line, buf = buf.split("\n", 1)
+                d = parse_kv(line)
+                ev = d.get("ev")
+                if ev == "CREATE":
+                    creating = True
+                    live = None
+                elif ev == "LIVE":
+                    creating = False
+                    live = dict(qpn=int(d["qpn"]), peer=int(d["peer_qpn"]),
+                                psn=int(d["psn"]), rkey=int(d["rkey"]),
+                                va=int(d["va"]), len=int(d["len"]))
+                    # a dead QPN handed out again is not dead any more
+                    dead = [x for x in dead
+                            if x[0] not in (live["qpn"], live["peer"])]
+                    rounds += 1
+                elif ev == "DEAD":
+                    live = None
+                    r = int(d["rkey"])
+                    dead += [(int(d["qpn"]), int(d["peer_qpn"]), r),
+                             (int(d["peer_qpn"]), int(d["qpn"]), r)]
+                elif ev == "DONE":
+                    done = True
+                if ev in ("LIVE", "DEAD"):
+                    print("flood %5.1fs: %s (sent %d: %d live, %d dead)"
+                          % (time.time() - t0, line, sent, sent_live,
+                             sent_dead))
+                    sys.stdout.flush()
+                if ev == "FAIL":
+                    print("write_flood: helper failed: %s" % line)
+                    done = True
+            if creating or (live is None and not dead):
+                time.sleep(0.005)
+                continue
+            for i in range(32):
+                if live is not None and (i % 4 or not dead):
+                    off = rng.randrange(0, live["len"] - 256 + 1) & ~3
+                    g.sport = udp_sport(live["peer"], live["qpn"])
+                    pkt = g.packet(0x0a, live["qpn"], psn=live["psn"],
+                                   body=struct.pack("!QII", live["va"] + off,
+                                                    live["rkey"], 256) +
+                                   payload, ackreq=int(live["psn"] % 16 == 0))
+                    live["psn"] = (live["psn"] + 1) & 0xFFFFFF
+                    sent_live += 1
+                else:
+                    q, peer, rkey = dead[(sent_dead + i) % len(dead)]
+                    g.sport = udp_sport(peer, q)
+                    pkt = g.packet(0x0a, q, psn=rng.randrange(1 << 24),
+                                   body=struct.pack("!QII", 0x1000, rkey,
+                                                    256) + payload, ackreq=1)
+                    sent_dead += 1
+                sock.sendto(pkt, (a.dst, 0))
+                sent += 1
+    el = time.time() - t0
+    settle(a, r0, sent, a.settle)
+    delta = counter_deltas(a, before)
+    nd = softnet_drops() - nd0
+    print(stats_line([("sent", sent), ("sent_live", sent_live),
+                      ("sent_dead", sent_dead), ("rounds", rounds),
+                      ("secs", "%.1f" % el), ("pps", "%.0f" % (sent / el)),
+                      ("backlog_drops", nd), ("helper_done", int(done))],
+                     delta))
+    if not a.check:
+        return 0
+    bad = []
+    if "rcvd_no_qp" not in delta:
+        print("SKIP write_flood: no rcvd_no_qp counter on %s" % a.dev)
+        return 0
+    if rounds < 2 or sent_dead == 0:
+        bad.append("only %d rounds / %d packets to dead QPs seen (helper "
+                   "output in %s)" % (rounds, sent_dead, a.follow))
+    if delta["rcvd_no_qp"] < sent_dead - nd:
+        bad.append("rcvd_no_qp +%d < %d packets sent to destroyed QPs "
+                   "(backlog drops %d)" % (delta["rcvd_no_qp"], sent_dead, nd))
+    if delta.get("rcvd_pkts", 0) < sent - nd:
+        bad.append("rcvd_pkts +%d < %d sent (backlog drops %d)"
+                   % (delta.get("rcvd_pkts", 0), sent, nd))
+    ceiling = sent + delta.get("loopback_pkts", 0)
+    if delta["rcvd_no_qp"] > ceiling:
+        bad.append("rcvd_no_qp +%d > everything sent (%d incl. loopback)"
+                   % (delta["rcvd_no_qp"], ceiling))
+    print("PASS write_flood" if not bad else
+          "FAIL write_flood: " + "; ".join(bad))
+    return 1 if bad else 0
+
+
+STREAMS = {"read": s_read, "write_flood": s_write_flood}
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("cls", nargs="+", choices=sorted(CLASSES))
+    ap.add_argument("cls", nargs="+", choices=sorted(CLASSES) +
+                    sorted(STREAMS))
     ap.add_argument("--dev", default="sroce0")
     ap.add_argument("--dst", default="10.0.0.1")
     ap.add_argument("--src", default=None)
@@ -519,7 +806,32 @@ def main():
     ap.add_argument("--check", action="store_true",
                     help="print PASS/FAIL CLASS per class from the "
                     "counter deltas; exit 1 if any failed")
+    num = lambda s: int(s, 0)  # noqa: E731
+    st = ap.add_argument_group("stream modes (read, write_flood)")
+    st.add_argument("--peer-qpn", type=num, default=None)
+    st.add_argument("--va", type=num, default=None)
+    st.add_argument("--rkey", type=num, default=None)
+    st.add_argument("--len", type=num, default=None)
+    st.add_argument("--mtu", type=num, default=1024)
+    st.add_argument("--no-first", action="store_true")
+    st.add_argument("--dups", type=int, default=0)
+    st.add_argument("--dup-psn", type=num, default=None)
+    st.add_argument("--psn-span", type=int, default=1)
+    st.add_argument("--gap", type=float, default=0.5,
+                    help="seconds between the READ and the duplicates")
+    st.add_argument("--rate", type=float, default=0)
+    st.add_argument("--duration", type=float, default=0)
+    st.add_argument("--mem-guard", type=int, default=0)
+    st.add_argument("--settle", type=float, default=10)
+    st.add_argument("--follow", default=None)
     a = ap.parse_args()
+    streams = [c for c in a.cls if c in STREAMS]
+    if streams:
+        if len(a.cls) != 1:
+            ap.error("a stream mode (%s) runs alone" % ", ".join(streams))
+        sock = socket.socket(socket.AF_INET, socket.SOCK_RAW,
+                             socket.IPPROTO_RAW)
+        return STREAMS[streams[0]](a, sock)
     if any(c.startswith("live") for c in a.cls) and a.qpn is None:
         ap.error("--qpn is required for the live_* classes")
     sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)

@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * QP/MR helper for the robust VM suite: builds a connected loopback RC QP
+ * pair on one device and exposes it to tests/vm/robust/pktgen.py, which
+ * then injects requests at it.
+ *
+ *   qp_helper [-d DEV] [-g GID_INDEX] hold [-s BYTES] [-m MODE] [-r BYTES]
+ *       QP pair A (target) <-> B, and an MR of -s BYTES (default 1 MiB)
+ *       with IBV_ACCESS_REMOTE_READ only, in A's PD. MODE picks its memory:
+ *         heap   malloc + memset (real memory)
+ *         zero   an untouched PROT_READ anonymous mmap: every page is the
+ *                shared zero page, so pinning would cost nothing if the
+ *                kernel pinned the zero page as it is. Neither Debian
+ *                kernel does: 6.1's ib_umem_get pins with
+ *                FOLL_WRITE|FOLL_FORCE (COW breaks, a private copy per
+ *                page), and 6.12 also gives every page a private copy
+ *                (measured: RssAnon +16 MiB for a 16 MiB MR).
+ *         alias  one 8 MiB memfd mapped MAP_SHARED over and over to fill
+ *                the range: pinning costs 8 MiB whatever the size, on
+ *                every kernel (shared pages never COW).
+ *         auto   (default) register a 16 MiB zero-page MR first and watch
+ *                RssAnon: "zero" if it stays flat, else "alias".
+ *       With -r BYTES, B first RDMA READs BYTES from the MR (the "old
+ *       READ" whose responder resource duplicates will hit) and must
+ *       complete successfully. Then prints one line
+ *         READY qpn=A peer_qpn=B epsn=.. old_psn=.. old_len=.. rkey=..
+ *               va=.. len=.. mtu=.. mode=.. reg_ms=.. reg_cost_kb=..
+ *       (epsn: the PSN A expects next) and sleeps until killed.
+ *
+ *   qp_helper [-d DEV] [-g GID_INDEX] churn [-n ROUNDS] [-t LIVE_MS]
+ *       Per round: "CREATE round=i", 200 ms pause, then a 64 KiB MR
+ *       (local write, remote write/read) and a fresh pair A <-> B;
+ *       "LIVE round=i qpn=A peer_qpn=B psn=<A's rq_psn> rkey=.. va=..
+ *       len=.. mtu=..", LIVE_MS (default 1000) of life, then teardown:
+ *       even rounds deregister the MR first, wait LIVE_MS/2 (packets now
+ *       hit a live QP with a dead R_Key), then destroy A and B; odd rounds
+ *       destroy A first, wait LIVE_MS/2 (a dead QP, live MR), then B and
+ *       the MR. "DEAD round=i qpn=A peer_qpn=B rkey=.." once everything of
+ *       the round is gone, LIVE_MS/2 more, next round. "DONE rounds=N".
+ *
+ * Any verbs failure prints "FAIL <what>: <error>" and exits 1.
+ * Build: gcc -O2 -Wall -o build/robust/qp_helper tests/vm/robust/qp_helper.c -libverbs
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static int gid_index = -1;
+static union ibv_gid gid;
+static enum ibv_mtu path_mtu = IBV_MTU_1024;
+static uint32_t mtu_bytes = 1024;
+
+#define QP_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		   IBV_ACCESS_REMOTE_READ)
+#define ALIAS_CHUNK (8UL << 20)
+
+static void die(const char *what, int err)
+{
+	printf("FAIL %s: %s\n", what, strerror(err));
+	fflush(stdout);
+	exit(1);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&t, &t) && errno == EINTR)
+		;
+}
+
+/* A "Key: N kB" line of a /proc file, in kB (-1 if absent). */
+static long proc_kb(const char *file, const char *key)
+{
+	char line[256];
+	size_t n = strlen(key);
+	long v = -1;
+	FILE *f = fopen(file, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ':') {
+			v = strtol(line + n + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+static struct ibv_qp *mk_qp(void)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+
+	if (!qp)
+		die("ibv_create_qp", errno);
+	return qp;
+}
+
+static void connect_qp(struct ibv_qp *qp, uint32_t dqpn, uint32_t rq_psn,
+		       uint32_t sq_psn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+		.qp_access_flags = QP_ACCESS,
+	};
+	int rc;
+
+	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			   IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (rc)
+		die("modify_qp INIT", rc);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = path_mtu;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = 16;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.grh.sgid_index = gid_index;
+	a.ah_attr.grh.hop_limit = 64;
+	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (rc)
+		die("modify_qp RTR", rc);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = sq_psn;
+	a.max_rd_atomic = 16;
+	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+			   IBV_QP_MAX_QP_RD_ATOMIC);
+	if (rc)
+		die("modify_qp RTS", rc);
+}
+
+/* A and B connected to each other: A receives at a_rq_psn from B. */
+static void pair_up(struct ibv_qp **a, struct ibv_qp **b, uint32_t a_rq_psn,
+		    uint32_t b_rq_psn)
+{
+	*a = mk_qp();
+	*b = mk_qp();
+	connect_qp(*a, (*b)->qp_num, a_rq_psn, b_rq_psn);
+	connect_qp(*b, (*a)->qp_num, b_rq_psn, a_rq_psn);
+}
+
+static void *map_alias(size_t size)
+{
+	size_t off, n;
+	char *base;
+	int fd;
+
+	fd = memfd_create("qp_helper", 0);
+	if (fd < 0)
+		die("memfd_create", errno);
+	if (ftruncate(fd, ALIAS_CHUNK))
+		die("ftruncate", errno);
+	base = mmap(NULL, size, PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (base == MAP_FAILED)
+		die("mmap reserve", errno);
+	for (off = 0; off < size; off += ALIAS_CHUNK) {
+		n = size - off < ALIAS_CHUNK ? size - off : ALIAS_CHUNK;
+		if (mmap(base + off, n, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
+			die("mmap alias", errno);
+	}
+	memset(base, 0x5a, size < ALIAS_CHUNK ? size : ALIAS_CHUNK);
+	close(fd);
+	return base;
+}
+
+static void *map_zero(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		die("mmap zero", errno);
+	return p;
+}
+
+/* Is a read-only MR over zero pages free on this kernel? */
+static int zero_is_cheap(void)
+{
+	const size_t probe = 16UL << 20;
+	long rss0, rss1;
+	struct ibv_mr *mr;
+	void *p = map_zero(probe);
+	int cheap;
+
+	rss0 = proc_kb("/proc/self/status", "RssAnon");
+	mr = ibv_reg_mr(pd, p, probe, IBV_ACCESS_REMOTE_READ);
+	if (!mr)
+		die("ibv_reg_mr (16 MiB zero-page probe)", errno);
+	rss1 = proc_kb("/proc/self/status", "RssAnon");
+	ibv_dereg_mr(mr);
+	munmap(p, probe);
+	cheap = rss1 - rss0 < 2048;
+	printf("probe: a read-only MR over 16 MiB of untouched anonymous memory "
+	       "grew RssAnon by %ld kB: %s\n", rss1 - rss0,
+	       cheap ? "zero pages are pinned as they are" :
+	       "pinning gave every page a private copy, using alias mode");
+	return cheap;
+}
+
+static int cmd_hold(int argc, char **argv)
+{
+	size_t size = 1UL << 20, old_len = 0;
+	const char *mode = "auto";
+	struct ibv_mr *mr, *lmr = NULL;
+	struct ibv_qp *a, *b;
+	long mem0, mem1;
+	uint64_t t0, t1;
+	uint32_t psn0 = 0x1000, epsn;
+	char *buf, *lbuf = NULL;
+	int o;
+
+	while ((o = getopt(argc, argv, "s:m:r:")) != -1) {
+		switch (o) {
+		case 's': size = strtoull(optarg, NULL, 0); break;
+		case 'm': mode = optarg; break;
+		case 'r': old_len = strtoull(optarg, NULL, 0); break;
+		default: return 2;
+		}
+	}
+	if (old_len > size) {
+		printf("FAIL usage: -r %zu larger than -s %zu\n", old_len, size);
+		return 2;
+	}
+	if (!strcmp(mode, "auto"))
+		mode = zero_is_cheap() ? "zero" : "alias";
+	mem0 = proc_kb("/proc/meminfo", "MemAvailable");
+	if (!strcmp(mode, "heap")) {
+		buf = aligned_alloc(4096, (size + 4095) & ~4095UL);
+		if (!buf)
+			die("aligned_alloc", ENOMEM);
+		memset(buf, 0x5a, size);
+	} else if (!strcmp(mode, "zero")) {
+		buf = map_zero(size);
+	} else if (!strcmp(mode, "alias")) {
+		buf = map_alias(size);
+	} else {
+		printf("FAIL usage: unknown mode %s\n", mode);
+		return 2;
+	}
+	t0 = now_ms();
+	mr = ibv_reg_mr(pd, buf, size, IBV_ACCESS_REMOTE_READ);
+	if (!mr)
+		die("ibv_reg_mr (target)", errno);
+	t1 = now_ms();
+	mem1 = proc_kb("/proc/meminfo", "MemAvailable");
+	printf("registered %zu bytes (%s) in %" PRIu64 " ms, MemAvailable %ld -> %ld kB\n",
+	       size, mode, t1 - t0, mem0, mem1);
+	fflush(stdout);
+
+	pair_up(&a, &b, psn0, 0x200000);
+	epsn = psn0;
+	if (old_len) {
+		struct ibv_sge sge;
+		struct ibv_send_wr wr = {}, *bad;
+		struct ibv_wc wc;
+		uint64_t end;
+		int n = 0, rc;
+
+		lbuf = aligned_alloc(4096, (old_len + 4095) & ~4095UL);
+		if (!lbuf)
+			die("aligned_alloc", ENOMEM);
+		memset(lbuf, 0, old_len);
+		lmr = ibv_reg_mr(pd, lbuf, old_len, IBV_ACCESS_LOCAL_WRITE);
+		if (!lmr)
+			die("ibv_reg_mr (local)", errno);
+		sge.addr = (uintptr_t)lbuf;
+		sge.length = old_len;
+		sge.lkey = lmr->lkey;
+		wr.wr_id = 1;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_RDMA_READ;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.rdma.remote_addr = (uintptr_t)buf;
+		wr.wr.rdma.rkey = mr->rkey;
+		rc = ibv_post_send(b, &wr, &bad);
+		if (rc)
+			die("ibv_post_send (old READ)", rc);
+		end = now_ms() + 60000;
+		while (now_ms() < end && (n = ibv_poll_cq(cq, 1, &wc)) == 0)
+			sleep_ms(1);
+		if (n != 1) {
+			printf("FAIL old READ of %zu bytes: %s\n", old_len,
+			       n < 0 ? "poll_cq failed" : "no completion within 60 s");
+			return 1;
+		}
+		if (wc.status != IBV_WC_SUCCESS) {
+			printf("FAIL old READ of %zu bytes: completion status %s\n",
+			       old_len, ibv_wc_status_str(wc.status));
+			return 1;
+		}
+		if (((unsigned char *)lbuf)[0] != 0x5a ||
+		    ((unsigned char *)lbuf)[old_len - 1] !=
+		    ((unsigned char *)buf)[old_len - 1]) {
+			printf("FAIL old READ of %zu bytes: data mismatch\n", old_len);
+			return 1;
+		}
+		epsn = (psn0 + (old_len + mtu_bytes - 1) / mtu_bytes) & 0xffffff;
+		printf("old READ of %zu bytes completed (PSN %#x..%#x)\n",
+		       old_len, psn0, (epsn - 1) & 0xffffff);
+	}
+	printf("READY qpn=%u peer_qpn=%u epsn=%u old_psn=%u old_len=%zu rkey=%u "
+	       "va=%" PRIu64 " len=%zu mtu=%u mode=%s reg_ms=%" PRIu64
+	       " reg_cost_kb=%ld\n",
+	       a->qp_num, b->qp_num, epsn, psn0, old_len, mr->rkey,
+	       (uint64_t)(uintptr_t)buf, size, mtu_bytes, mode, t1 - t0,
+	       mem0 - mem1);
+	fflush(stdout);
+	for (;;)
+		pause();
+	return 0;
+}
+
+static int cmd_churn(int argc, char **argv)
+{
+	unsigned int rounds = 10, live_ms = 1000, i;
+	const size_t len = 64 << 10;
+	char *buf;
+	int o, rc;
+
+	while ((o = getopt(argc, argv, "n:t:")) != -1) {
+		switch (o) {
+		case 'n': rounds = strtoul(optarg, NULL, 0); break;
+		case 't': live_ms = strtoul(optarg, NULL, 0); break;
+		default: return 2;
+		}
+	}
+	buf = aligned_alloc(4096, len);
+	if (!buf)
+		die("aligned_alloc", ENOMEM);
+	memset(buf, 0, len);
+	srand(getpid());
+	for (i = 0; i < rounds; i++) {
+		uint32_t psn = (uint32_t)rand() & 0xffffff, rkey;
+		struct ibv_qp *a, *b;
+		struct ibv_mr *mr;
+		uint32_t qa, qb;
+
+		printf("CREATE round=%u\n", i);
+		fflush(stdout);
+		/* let pktgen stop aiming at dead QPNs before one can be reused */
+		sleep_ms(200);
+		mr = ibv_reg_mr(pd, buf, len, QP_ACCESS);
+		if (!mr)
+			die("ibv_reg_mr", errno);
+		pair_up(&a, &b, psn, (psn + 0x800000) & 0xffffff);
+		qa = a->qp_num;
+		qb = b->qp_num;
+		rkey = mr->rkey;
+		printf("LIVE round=%u qpn=%u peer_qpn=%u psn=%u rkey=%u va=%" PRIu64
+		       " len=%zu mtu=%u\n", i, qa, qb, psn, rkey,
+		       (uint64_t)(uintptr_t)buf, len, mtu_bytes);
+		fflush(stdout);
+		sleep_ms(live_ms);
+		if (i % 2 == 0) {
+			rc = ibv_dereg_mr(mr);
+			if (rc)
+				die("ibv_dereg_mr", rc);
+			sleep_ms(live_ms / 2);
+			rc = ibv_destroy_qp(a) ?: ibv_destroy_qp(b);
+			if (rc)
+				die("ibv_destroy_qp", rc);
+		} else {
+			rc = ibv_destroy_qp(a);
+			if (rc)
+				die("ibv_destroy_qp", rc);
+			sleep_ms(live_ms / 2);
+			rc = ibv_destroy_qp(b) ?: ibv_dereg_mr(mr);
+			if (rc)
+				die("ibv_destroy_qp/ibv_dereg_mr", rc);
+		}
+		printf("DEAD round=%u qpn=%u peer_qpn=%u rkey=%u\n", i, qa, qb, rkey);
+		fflush(stdout);
+		sleep_ms(live_ms / 2);
+	}
+	printf("DONE rounds=%u\n", rounds);
+	fflush(stdout);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dev = "sroce0";
+	struct ibv_device **list;
+	struct ibv_port_attr pa;
+	int i, n, o, rc;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while ((o = getopt(argc, argv, "+d:g:")) != -1) {
+		switch (o) {
+		case 'd': dev = optarg; break;
+		case 'g': gid_index = atoi(optarg); break;
+		default: return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "usage: qp_helper [-d DEV] [-g GIDX] hold|churn [options]\n");
+		return 2;
+	}
+	list = ibv_get_device_list(&n);
+	if (!list)
+		die("ibv_get_device_list", errno);
+	for (i = 0; i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), dev))
+			break;
+	if (i == n) {
+		printf("FAIL device %s not found\n", dev);
+		return 1;
+	}
+	ctx = ibv_open_device(list[i]);
+	if (!ctx)
+		die("ibv_open_device", errno);
+	rc = ibv_query_port(ctx, 1, &pa);
+	if (rc)
+		die("ibv_query_port", rc);
+	path_mtu = pa.active_mtu < IBV_MTU_4096 ? pa.active_mtu : IBV_MTU_4096;
+	mtu_bytes = 128u << path_mtu;
+	if (gid_index < 0)
+		gid_index = 1;
+	rc = ibv_query_gid(ctx, 1, gid_index, &gid);
+	if (rc)
+		die("ibv_query_gid", rc);
+	pd = ibv_alloc_pd(ctx);
+	if (!pd)
+		die("ibv_alloc_pd", errno);
+	cq = ibv_create_cq(ctx, 256, NULL, NULL, 0);
+	if (!cq)
+		die("ibv_create_cq", errno);
+
+	argc -= optind;
+	argv += optind;
+	optind = 0;	/* glibc: restart getopt on the sub-command */
+	if (!strcmp(argv[0], "hold"))
+		return cmd_hold(argc, argv);
+	if (!strcmp(argv[0], "churn"))
+		return cmd_churn(argc, argv);
+	fprintf(stderr, "qp_helper: unknown command %s\n", argv[0]);
+	return 2;
+}
