@@ -50,6 +50,7 @@ clean:
 # --- tests and tooling ---
 # deps:  install build/test dependencies (Debian, apt-get)
 # check: host unit tests + module build + VM suites; closing "N passed, N failed"
+# check-stress: the long netem stress suite (full level, every configuration)
 #        KVERS="v1 v2" picks guest kernels, SROCE_DRV=sroce|rxe the driver under test
 # demo:  boot a VM, bring up sroce0 on eth0, run ibv_rc_pingpong and ib_write_bw
 # bench: rdma_rxe vs sroce perftest matrix in identical VM boots, ratio table
@@ -57,7 +58,7 @@ TOOLING_ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 KVERS ?=
 SROCE_DRV ?=
 
-.PHONY: tooling-help deps check check-interop demo bench vm-check
+.PHONY: tooling-help deps check check-interop check-stress demo bench vm-check
 
 tooling-help:
 	@sed -n 's/^# \(deps\|check\|demo\|bench\|  *KVERS\)/  \1/p' $(TOOLING_ROOT)/Makefile
@@ -71,6 +72,11 @@ check:
 # The full two-VM interop matrix: sroce vs rdma_rxe and sroce vs sroce.
 check-interop:
 	@KVERS="$(KVERS)" SKIP_UNIT=1 VM_SUITES=interop INTEROP_CONFIGS="$${INTEROP_CONFIGS:-sroce-rxe sroce-sroce}" MAKE="$(MAKE)" $(TOOLING_ROOT)/scripts/check
+
+# The long two-VM netem stress run (tests/vm/stress.sh, Documentation/testing.md):
+# full level, sroce vs sroce and sroce vs rdma_rxe, both sides on each kernel.
+check-stress:
+	@KVERS="$(KVERS)" SKIP_UNIT=1 VM_SUITES=stress STRESS_LEVEL="$${STRESS_LEVEL:-full}" STRESS_KVERS="$${STRESS_KVERS:-all}" STRESS_CONFIGS="$${STRESS_CONFIGS:-sroce-sroce sroce-rxe}" MAKE="$(MAKE)" $(TOOLING_ROOT)/scripts/check
 
 # VM suites only (no unit tests)
 vm-check:

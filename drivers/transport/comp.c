@@ -236,15 +236,20 @@ static bool sroce_comp_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	case SROCE_AETH_NAK:
 		progress = sroce_comp_ack_through(qp, prev, retry);
 		if (sroce_aeth_value(syn) == SROCE_NAK_PSN_SEQ_ERR) {
-			sroce_count(qp->sdev, SROCE_CNT_RETRANS_NAK);
 			*retry = false;
-			/* a NAK that acknowledges nothing spends a retry */
-			if (!progress) {
-				if (!qp->req.retry_cnt)
-					return sroce_comp_fail_open(qp, psn,
-								    IB_WC_RETRY_EXC_ERR);
-				qp->req.retry_cnt--;
+			/*
+			 * A repeat of the NAK we already went back for (nothing
+			 * acknowledged since) must not restart the window again:
+			 * on a lossy link that would resend it once per copy.
+			 */
+			if (!progress && qp->comp.nak_rewound &&
+			    qp->comp.nak_psn == psn) {
+				sroce_count(qp->sdev, SROCE_CNT_RX_STALE_ACK);
+				return false;
 			}
+			sroce_count(qp->sdev, SROCE_CNT_RETRANS_NAK);
+			qp->comp.nak_rewound = true;
+			qp->comp.nak_psn = psn;
 			sroce_req_rewind(qp, psn);
 			return progress;
 		}
@@ -357,7 +362,7 @@ static bool sroce_comp_psn_ok(struct sroce_qp *qp, u32 psn, bool ack)
 void sroce_comp_rcv(struct sroce_pkt *pkt)
 {
 	struct sroce_qp *qp = pkt->qp;
-	u32 mask = pkt->h.info->mask, psn = pkt->h.bth.psn;
+	u32 mask = pkt->h.info->mask, psn = pkt->h.bth.psn, old_psn;
 	bool progress = false, retry = false, ok;
 
 	sroce_assert_engine(qp);
@@ -380,12 +385,15 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 		sroce_count(qp->sdev, SROCE_CNT_RX_STALE_ACK);
 		return;
 	}
+	old_psn = qp->comp.psn;
 	if (mask & SROCE_M_READ)
 		progress = sroce_comp_read_resp(qp, pkt, &retry);
 	else if (pkt->h.bth.opcode == SROCE_OP_RC_ATOMIC_ACKNOWLEDGE)
 		progress = sroce_comp_atomic_ack(qp, pkt, &retry);
 	else if (mask & SROCE_M_ACK)
 		progress = sroce_comp_ack(qp, pkt, &retry);
+	/* an ACK inside a long message is progress too, not just a WQE done */
+	progress |= sroce_psn_after(qp->comp.psn, old_psn);
 
 	if (progress) {
 		/* both retry budgets are per message: refill on progress */

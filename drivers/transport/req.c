@@ -392,6 +392,8 @@ void sroce_req_retrans_expired(struct sroce_qp *qp)
 	sroce_count(qp->sdev, SROCE_CNT_RETRANS_TIMEOUT);
 	if (qp->req.retry_cnt) {
 		qp->req.retry_cnt--;
+		/* after a timeout a NAK for the same PSN is news again */
+		qp->comp.nak_rewound = false;
 		sroce_req_rewind(qp, qp->comp.psn);
 		/* keep counting even if the resend has to wait for skb room */
 		mod_timer(&qp->retrans_timer,

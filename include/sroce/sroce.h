@@ -368,6 +368,8 @@ struct sroce_comp_state {
 	u32	psn;		/* oldest PSN not acknowledged */
 	u32	rerequest_psn;	/* read response gap already asked about */
 	bool	rerequested;
+	bool	nak_rewound;	/* went back for the NAK at nak_psn */
+	u32	nak_psn;
 };
 
 struct sroce_resp_state {

@@ -1,0 +1,495 @@
+#!/bin/bash
+# Two-VM stress suite, run INSIDE each of the two guests (see tests/vm/run-interop
+# -s stress.sh, which boots the pair back to back and relays barriers).
+#
+# Both guests put a tc netem qdisc on their own eth0 egress (so both directions
+# of the wire are impaired), then run the data-verifying RC program rc_verify
+# (tests/traffic/rc_verify.c, built on the host) with one side as server and the
+# other as client, with messages far larger than the PSN window and every RC
+# opcode (send, write, write-imm, read, cmp&swap, fetch&add), then remove the
+# qdisc. A test passes iff rc_verify reports OK on both sides within its time
+# bound, each sroce side's recovery counters moved (retransmissions, NAKs,
+# duplicate or out-of-sequence packets; ICRC drops for the corrupt profile)
+# and the kernel log stays clean. rdma_rxe sides only print their counters.
+# RNR and a vanishing peer are checked on a clean link: the client must see
+# the expected completion error within a bound, never hang.
+#
+# Environment (set by run-interop):
+#   IOP_ME        A | B (this guest; A is 10.0.0.1, B is 10.0.0.2)
+#   IOP_A_DRV, IOP_B_DRV     sroce | rxe (driver of each side)
+#   IOP_A_KVER, IOP_B_KVER   guest kernel of each side
+#   IOP_CONFIG    configuration label (sroce-rxe, sroce-sroce, rxe-rxe, ...)
+#   IOP_ONLY      optional ERE: run only tests whose base name matches
+#   STRESS_LEVEL  bounded (default: a subset that fits ~8 min of VM time per
+#                 configuration) | full (every profile, both directions, -n 3,
+#                 every size up to 4 MiB)
+#   STRESS_TMO    optional: rc_verify -t (bound of each single wait, i.e. how
+#                 long a hang takes to fail) for the netem tests (default 60;
+#                 full: 180)
+#   STRESS_RCV_ARGS optional: rc_verify plan options for the netem runs
+#                 instead of the level's (e.g. "-n 1 -q 1 -S 4194304 -o write")
+#   SROCE_KO, SROCE_MODINDEX (sroce side only)
+#
+# Barriers work as in tests/vm/interop.sh: this guest writes
+# /results/sync/out/KEY, run-interop copies it into the peer's
+# /results/sync/in/. Both guests walk the same test list in the same order.
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=${SVM_REPO:-$(cd "$HERE/../.." && pwd)}
+# shellcheck source=tests/vm/lib.sh
+. "$HERE/lib.sh"
+
+ME=${IOP_ME:?IOP_ME not set}
+case $ME in
+A) PEER=B ;;
+B) PEER=A ;;
+*) echo "IOP_ME must be A or B" >&2; exit 2 ;;
+esac
+drv_of() { local v=IOP_${1}_DRV; echo "${!v}"; }
+kver_of() { local v=IOP_${1}_KVER; echo "${!v}"; }
+ip_of() { [[ $1 == A ]] && echo 10.0.0.1 || echo 10.0.0.2; }
+DRV=$(drv_of "$ME")
+NETDEV=eth0
+case $DRV in
+sroce)
+	MOD=sroce LTYPE=sroce DEV=sroce0 KO=${SROCE_KO:-}
+	if [[ -z $KO ]]; then
+		KO=$REPO/sroce.ko
+		[[ -f $REPO/build/modules/$(uname -r)/sroce.ko ]] && KO=$REPO/build/modules/$(uname -r)/sroce.ko
+	fi
+	;;
+rxe) MOD=rdma_rxe LTYPE=rxe DEV=rxe0 KO= ;;
+*) echo "unknown driver '$DRV' for side $ME" >&2; exit 2 ;;
+esac
+LEVEL=${STRESS_LEVEL:-bounded}
+case $LEVEL in bounded | full) ;; *) echo "STRESS_LEVEL must be bounded or full (got '$LEVEL')" >&2; exit 2 ;; esac
+TC=/usr/sbin/tc; [[ -x $TC ]] || TC=/sbin/tc
+
+SYNC=$RESULTS/sync
+mkdir -p "$SYNC/out" "$SYNC/in" "$SYNC/tmp"
+post() { # KEY [CONTENT]
+	echo "${2:-}" >"$SYNC/tmp/$1"
+	mv "$SYNC/tmp/$1" "$SYNC/out/$1"
+}
+peer_posted() { [[ -e $SYNC/in/$1 || -e $SYNC/in/PEER_GONE ]]; }
+peer_gone() { [[ -e $SYNC/in/PEER_GONE ]]; }
+wait_peer() { wait_for "$2" peer_posted "$1" && ! peer_gone; }
+
+# --- device helpers -----------------------------------------------------------
+ib_dir() { echo "/sys/class/infiniband/$DEV"; }
+link_present() { "$RDMA" link show 2>/dev/null | grep -qE "^link $DEV/1 .*netdev $NETDEV( |\$)"; }
+gid_of_addr() { # IPv4 only (pure bash: starting python3 under TCG costs seconds)
+	local IFS=.
+	# shellcheck disable=SC2086
+	set -- $1
+	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$1" "$2" "$3" "$4"
+}
+roce_v2_gid_index() {
+	local want p i g
+	want=$(gid_of_addr "$(ip_of "$ME")") || return 1
+	p=$(ib_dir)/ports/1
+	for g in "$p"/gids/*; do
+		i=${g##*/}
+		[[ $(cat "$g" 2>/dev/null) == "$want" ]] || continue
+		[[ $(cat "$p/gid_attrs/types/$i" 2>/dev/null) == "RoCE v2" ]] || continue
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+GIDX=
+ensure_link() {
+	if ! link_present; then
+		"$RDMA" link add "$DEV" type "$LTYPE" netdev "$NETDEV"
+		wait_for 10 link_present || fail "link $DEV not shown after add"
+	fi
+	wait_for 20 roce_v2_gid_index || fail "no RoCE v2 IPv4 GID on $DEV"
+	GIDX=$(roce_v2_gid_index)
+	echo "$GIDX" >/tmp/iop-gidx
+}
+
+# --- the traffic tool -----------------------------------------------------------
+# run-interop snapshots the host-built binary next to this script.
+RCV=
+find_rc_verify() {
+	local c
+	for c in "$HERE/traffic/rc_verify" "$REPO/build/traffic/rc_verify" /tmp/rc_verify; do
+		[[ -x $c ]] && { RCV=$c; return 0; }
+	done
+	if [[ -f $REPO/tests/traffic/rc_verify.c ]]; then
+		info "compiling rc_verify in the guest (slow under TCG)"
+		gcc -O2 -Wall -o /tmp/rc_verify "$REPO/tests/traffic/rc_verify.c" -libverbs && RCV=/tmp/rc_verify && return 0
+	fi
+	return 1
+}
+
+# --- counters ---------------------------------------------------------------------
+# `rdma statistic show link DEV/1` prints "link DEV/1 name value name value ...".
+cnt_snap() { # FILE: one "name value" per line
+	"$RDMA" statistic show link "$DEV/1" 2>/dev/null |
+		awk '{ for (i = 3; i < NF; i += 2) print $i, $(i + 1) }' >"$1"
+}
+# cnt_delta BEFORE AFTER ERE: sum of the increases of the counters matching ERE
+cnt_delta() {
+	awk -v re="$3" 'NR == FNR { b[$1] = $2; next } $1 ~ re { s += $2 - b[$1] } END { print s + 0 }' "$1" "$2"
+}
+cnt_show() { # BEFORE AFTER: the counters that moved
+	awk 'NR == FNR { b[$1] = $2; next } $2 != b[$1] { printf "%s +%d  ", $1, $2 - b[$1] } END { print "" }' "$1" "$2"
+}
+# Counter classes (sroce's names; see drivers/core/device.c).
+RE_RECOVERY='retry_timeout|retry_nak|retrans|duplicate_request|out_of_seq|nak_seq|stale_ack|dup_req|oos'
+RE_ICRC='icrc'
+RE_RNR='rnr'
+
+# --- the pair runner ------------------------------------------------------------
+# A test is a "spec" function called as: SPEC srv|cli ARGS...; it sets
+#   CMD=(...)    the command for this role
+#   READY=       server readiness: tcp:PORT | none
+#   EXPECT=      ok: both sides exit 0 and print GREP
+#                err: the same, and the client (rc_verify -E) must have seen
+#                its expected completion error within WITHIN seconds
+#   GREP=        ERE the output must match
+#   CNT_RE=      ERE of sroce counters of which at least one must move on this
+#                side (sroce sides only; empty: no check)
+_port=19000
+
+_kill_wait() { # PID: TERM, then KILL; fail if it does not go away (stuck in the kernel)
+	local pid=$1
+	kill -TERM "$pid" 2>/dev/null || return 0
+	wait_for 10 bash -c "! kill -0 $pid" && return 0
+	kill -KILL "$pid" 2>/dev/null
+	wait_for 20 bash -c "! kill -0 $pid" && return 0
+	echo "process $pid did not die after SIGKILL: state $(awk '{ print $3 }' /proc/"$pid"/stat 2>/dev/null)"
+	cat /proc/"$pid"/stack 2>/dev/null || true
+	return 1
+}
+
+_pair_body() { # ROLE NAME TMO SPEC ARGS...
+	local role=$1 name=$2 tmo=$3 spec=$4 t_end pid rc out c0 c1 ts te
+	shift 4
+	t_end=$(($(date +%s) + tmo - 8))
+	[[ -n ${IOP_TRACE:-} && $name =~ $IOP_TRACE ]] && set -x
+	read -r GIDX </tmp/iop-gidx
+	CMD=() READY=none EXPECT=ok GREP='' CNT_RE='' WITHIN=''
+	"$spec" "$role" "$@"
+	out=$RESULTS/tests/$name.$role.out
+	c0=/tmp/cnt.$name.0 c1=/tmp/cnt.$name.1
+	cnt_snap "$c0"
+	echo "[$(now)] $role ($DRV on $(uname -r)): ${CMD[*]}"
+	ts=$(date +%s.%N)
+	if [[ $role == srv ]]; then
+		stdbuf -oL -eL "${CMD[@]}" >"$out" 2>&1 &
+		pid=$!
+		case $READY in
+		tcp:*) wait_port "${READY#tcp:}" 40 ;;
+		none) sleep 1 ;;
+		esac || {
+			post "ready.$name" fail
+			cat "$out"
+			fail "server: not ready after 40s (${READY})"
+		}
+		kill -0 "$pid" 2>/dev/null || {
+			post "ready.$name" fail
+			cat "$out"
+			fail "server: exited before becoming ready"
+		}
+		post "ready.$name" ok
+		echo "[$(now)] server ready"
+		# Wait for the server to finish; once the client side is done, give it a
+		# grace period, then kill it (a server waiting for a peer that gave up).
+		local grace=
+		rc=
+		while kill -0 "$pid" 2>/dev/null; do
+			if [[ -z $grace ]] && peer_posted "done.$name"; then
+				grace=$(($(date +%s) + 15))
+			fi
+			if [[ -n $grace ]] && (($(date +%s) >= grace)); then
+				echo "server still running 15s after the client finished: killing it"
+				_kill_wait "$pid" || { cat "$out"; fail "server: unkillable after the client finished (stuck in the kernel?)"; }
+				rc=killed
+				break
+			fi
+			if (($(date +%s) >= t_end)); then
+				echo "server still running at the test deadline: killing it"
+				_kill_wait "$pid" || { cat "$out"; fail "server: unkillable at deadline (stuck in the kernel?)"; }
+				rc=timeout
+				break
+			fi
+			sleep 0.2
+		done
+		if [[ -z $rc ]]; then
+			rc=0
+			wait "$pid" || rc=$?
+		fi
+	else
+		if ! wait_peer "ready.$name" $((t_end - $(date +%s))); then
+			peer_gone && fail "client: peer VM gone ($(cat "$SYNC/in/PEER_GONE"))"
+			fail "client: server side never became ready"
+		fi
+		echo "[$(now)] server side ready"
+		if [[ $(cat "$SYNC/in/ready.$name") != ok ]]; then
+			fail "client: server side failed to start (see peer's log)"
+		fi
+		ts=$(date +%s.%N)
+		rc=$((t_end - $(date +%s) - 2))
+		((rc >= 5)) || rc=5
+		timeout -k 5 "$rc" stdbuf -oL -eL "${CMD[@]}" >"$out" 2>&1 && rc=0 || rc=$?
+		((rc == 124 || rc == 137)) && rc=timeout
+	fi
+	te=$(date +%s.%N)
+	local secs
+	secs=$(awk -v a="$ts" -v b="$te" 'BEGIN { printf "%.1f", b - a }')
+	post "done.$name" "$rc"
+	echo "[$(now)] --- $role output (exit $rc after ${secs}s):"
+	cat "$out"
+	if [[ $role == cli ]]; then
+		# Stay in step with the server side (bounded).
+		wait_peer "done.$name" 30 || echo "(server side did not report done within 30s)"
+	fi
+	cnt_snap "$c1"
+	local prc
+	prc=$(cat "$SYNC/in/done.$name" 2>/dev/null || echo '?')
+	echo "[$(now)] peer ($(drv_of "$PEER")) exit: $prc"
+	echo "counters that moved on $DEV ($DRV): $(cnt_show "$c0" "$c1")"
+	assert_dmesg_clean "test $name"
+	local who=server
+	[[ $role == cli ]] && who=client
+	local last=
+	[[ $rc == 0 ]] || last=$(grep -vE '^\s*$' "$out" | tail -n 2 | tr '\n' ' ' | cut -c1-200)
+	[[ $rc == timeout ]] && fail "$who ($DRV) did not finish within the test bound (${secs}s; hung?): $last"
+	[[ $rc == 0 ]] || fail "$who ($DRV) exit $rc after ${secs}s: $last"
+	if [[ -n $GREP ]] && ! grep -qE "$GREP" "$out"; then
+		fail "$who ($DRV) output lacks /$GREP/: $last"
+	fi
+	if [[ $EXPECT == err && $role == cli && -n $WITHIN ]]; then
+		# "rc_verify: client got the expected error after 1.23 s: ..."
+		local es
+		es=$(sed -nE 's/.*got the expected error after ([0-9.]+) s.*/\1/p' "$out" | head -n1)
+		[[ -n $es ]] || fail "client ($DRV) output lacks 'got the expected error after': $last"
+		awk -v s="$es" -v w="$WITHIN" 'BEGIN { exit !(s <= w) }' ||
+			fail "client ($DRV) saw the expected error only after ${es}s (bound ${WITHIN}s)"
+		info "client saw the expected error after ${es}s (bound ${WITHIN}s; whole run ${secs}s)"
+	fi
+	if [[ $DRV == sroce && -n $CNT_RE ]]; then
+		local d
+		d=$(cnt_delta "$c0" "$c1" "$CNT_RE")
+		info "sroce counters /$CNT_RE/ moved by $d"
+		((d > 0)) || fail "$who (sroce): no counter matching /$CNT_RE/ moved (moved: $(cnt_show "$c0" "$c1"))"
+	fi
+	return 0
+}
+
+# pair NAME TMO SERVERS SPEC ARGS...: run the test once per server side in
+# SERVERS ("A B": A serves, then B serves).
+SKIPS=() # "ERE|reason": tests to skip in this configuration
+skip_reason() {
+	local s
+	for s in "${SKIPS[@]}"; do
+		[[ $1 =~ ^(${s%%|*})$ ]] && { echo "${s#*|}"; return 0; }
+	done
+	return 1
+}
+pair() {
+	local base=$1 tmo=$2 servers=$3 spec=$4 srv name why
+	shift 4
+	if [[ -n ${IOP_ONLY:-} && ! $base =~ $IOP_ONLY ]]; then return 0; fi
+	for srv in $servers; do
+		if [[ $IOP_A_DRV != "$IOP_B_DRV" ]]; then name=$base.srv_$(drv_of "$srv"); else name=$base.srv_$srv; fi
+		if why=$(skip_reason "$name"); then
+			_record "SKIP $name: $why"
+			continue
+		fi
+		_port=$((_port + 1))
+		if peer_gone; then
+			_T_FAIL=$((_T_FAIL + 1))
+			_record "FAIL $name (0s): not run: peer VM gone ($(cat "$SYNC/in/PEER_GONE"))"
+			continue
+		fi
+		PORT=$_port SRV_IP=$(ip_of "$srv")
+		export PORT SRV_IP
+		if [[ $srv == "$ME" ]]; then
+			run_test "$name" "$tmo" _pair_body srv "$name" "$tmo" "$spec" "$@"
+		else
+			run_test "$name" "$tmo" _pair_body cli "$name" "$tmo" "$spec" "$@"
+		fi
+	done
+}
+
+# --- test specs -------------------------------------------------------------------
+# rc_verify: EXPECT CNT_RE [rc_verify args...]; a "cli:" prefixed argument goes
+# to the client only, "srv:" to the server only.
+s_rcv() {
+	local role=$1 a
+	EXPECT=$2 CNT_RE=$3
+	shift 3
+	if [[ $role == srv ]]; then CMD=("$RCV" -s); else CMD=("$RCV" -c "$SRV_IP"); fi
+	CMD+=(-d "$DEV" -x "$GIDX" -p "$PORT")
+	for a in "$@"; do
+		case $a in
+		cli:*) [[ $role == cli ]] && CMD+=("${a#cli:}") ;;
+		srv:*) [[ $role == srv ]] && CMD+=("${a#srv:}") ;;
+		*) CMD+=("$a") ;;
+		esac
+	done
+	READY=tcp:$PORT
+	GREP='^rc_verify: OK'
+	return 0
+}
+s_rcv_err() { # WITHIN [args...]: the client must see its -E error within WITHIN s
+	local role=$1 w=$2
+	shift 2
+	s_rcv "$role" err "" "$@"
+	WITHIN=$w
+	return 0
+}
+
+# --- setup --------------------------------------------------------------------------
+setup() {
+	echo "side $ME: driver $DRV on $(uname -r); peer $PEER: $(drv_of "$PEER") on $(kver_of "$PEER"); config ${IOP_CONFIG:-?}; level $LEVEL"
+	find_rc_verify || fail "rc_verify not found: build it on the host (gcc -O2 -Wall -o build/traffic/rc_verify tests/traffic/rc_verify.c -libverbs)"
+	info "traffic tool: $RCV"
+	echo "$RCV" >/tmp/stress-rcv
+	[[ -x $TC ]] || fail "tc (iproute2) not found"
+	"$MODPROBE" sch_netem || fail "modprobe sch_netem failed"
+	if [[ $DRV == sroce ]]; then
+		[[ -f $KO ]] || fail "module file $KO not found (build it first, or set SROCE_KO)"
+		local extra
+		extra=/lib/modules/$(uname -r)/extra
+		mkdir -p "$extra"
+		cp "$KO" "$extra/"
+		if [[ -n ${SROCE_MODINDEX:-} && -f $SROCE_MODINDEX/modules.dep.bin ]]; then
+			cp "$SROCE_MODINDEX"/modules.* "/lib/modules/$(uname -r)/"
+		else
+			info "depmod -a (slow under TCG)"
+			depmod -a
+		fi
+		modinfo "$MOD" | sed -n '1,/^vermagic/p'
+	fi
+	info "[$(now)] modprobe $MOD"
+	"$MODPROBE" "$MOD"
+	ensure_link
+	info "[$(now)] link up"
+	"$RDMA" link show
+	ibv_devinfo -v -d "$DEV" | grep -E 'GID\[|active_mtu|state:'
+	info "RoCE v2 IPv4 GID index $GIDX"
+	info "counters: $("$RDMA" statistic show link "$DEV/1" 2>&1)"
+	info "[$(now)] pinging the peer"
+	wait_for 60 ping1 "$(ip_of "$PEER")" || fail "peer $(ip_of "$PEER") does not answer ping"
+	info "[$(now)] ping ok"
+}
+ping1() {
+	if command -v ping >/dev/null; then ping -c1 -W2 "$1"; else /bin/busybox ping -c1 -W2 "$1"; fi
+}
+peer_setup_posted() { compgen -G "$SYNC/in/setup.*" >/dev/null; }
+t_setup_peer() {
+	wait_for 590 peer_setup_posted || fail "peer ($PEER) setup never finished"
+	peer_posted setup.ok || fail "peer ($PEER) setup failed (see its log)"
+}
+
+# netem on this side's egress; both sides must have it before traffic starts.
+# Profiles follow each other with `tc qdisc replace`; netem_off ends them.
+t_netem_set() { # PROFILE ARGS...
+	local p=$1
+	shift
+	if "$TC" qdisc show dev "$NETDEV" | grep -q netem; then
+		echo "previous profile's qdisc:"
+		"$TC" -s qdisc show dev "$NETDEV"
+	fi
+	"$TC" qdisc replace dev "$NETDEV" root netem "$@" || fail "tc qdisc replace dev $NETDEV root netem $* failed"
+	"$TC" qdisc show dev "$NETDEV"
+	post "netem.$p"
+	wait_peer "netem.$p" 300 || fail "peer did not set its netem qdisc ($p) within 300s"
+}
+t_netem_off() {
+	local rc=0
+	if "$TC" qdisc show dev "$NETDEV" | grep -q netem; then
+		"$TC" -s qdisc show dev "$NETDEV"
+		"$TC" qdisc del dev "$NETDEV" root || rc=1
+	fi
+	post netem_off
+	((rc == 0)) || fail "tc qdisc del dev $NETDEV root failed"
+	wait_peer netem_off 600 || fail "peer did not remove its netem qdisc within 600s"
+	# Both links clean again: the next phase must not start on a dead path.
+	wait_for 30 ping1 "$(ip_of "$PEER")" || fail "peer does not answer ping after the netem profiles"
+}
+
+# profile NAME SERVERS TMO CNT_RE "netem args" [rc_verify args...]
+profile() {
+	local p=$1 servers=$2 tmo=$3 cre=$4 nargs=$5
+	shift 5
+	if [[ -n ${IOP_ONLY:-} && ! $p =~ $IOP_ONLY ]]; then return 0; fi
+	# shellcheck disable=SC2086
+	run_test "netem_$p" 320 t_netem_set "$p" $nargs
+	pair "$p" "$tmo" "$servers" s_rcv ok "$cre" "$@"
+}
+
+# --- configuration-specific skips (both sides compute the same list) ---------------
+SKIPS=()
+
+# --- the suite ------------------------------------------------------------------------
+SUITE_PREFIX=
+suite_begin "stress(${IOP_CONFIG:-?}:$ME=$DRV:$LEVEL)"
+run_test setup 240 setup
+post "setup.$(grep -q '^FAIL setup' "$RESULTS_TXT" && echo fail || echo ok)"
+run_test setup_peer 600 t_setup_peer
+if grep -qE '^FAIL setup' "$RESULTS_TXT"; then
+	post end
+	wait_peer end 60
+	suite_end
+	exit 1
+fi
+ensure_link >/dev/null 2>&1
+RCV=$(cat /tmp/stress-rcv)
+
+# Every netem run moves messages larger than the PSN window (1 MiB, 4 MiB:
+# 1024, 4096 packets at the default 1024-byte path MTU) with every RC opcode,
+# at most DEPTH (-q) WQEs in flight. rc_verify -t bounds every single wait: a
+# hang fails after WAIT seconds; TMO bounds the whole test.
+#
+# Reorder: netem reorders the packets it does not delay ("reorder 25% 50%"
+# sends 25% at once, the rest 5 ms late). Jitter on top ("delay 5ms 2ms")
+# reorders nearly every packet at the ~1000 packets/s of a TCG guest, and
+# go-back-N then advances by a packet or two per round trip: rdma_rxe needs
+# 90-100 s per MiB there (a 4 MiB run would take hours), so that profile,
+# reorder_jitter, runs at the full level only and with sizes up to 1 MiB.
+if [[ $LEVEL == full ]]; then
+	BIG=(-n 3 -q 2) # rc_verify's default sizes: 1 B .. 4 MiB
+	JIT=(-n 1 -q 1 -S '1,4096,65537,1048576')
+	BOTH="A B" ONE="A B" TMO=1800 WAIT=180
+else
+	# ~42 MB through loss 1% with A serving; 1 MiB elsewhere.
+	BIG=(-n 1 -q 2 -S '1,4096,65537,1048576,4194304')
+	MID=(-n 1 -q 2 -S '1,65537,1048576')
+	BOTH="A B" ONE="A" TMO=240 WAIT=60
+fi
+[[ -n ${STRESS_TMO:-} ]] && WAIT=$STRESS_TMO
+# shellcheck disable=SC2206
+[[ -n ${STRESS_RCV_ARGS:-} ]] && BIG=($STRESS_RCV_ARGS) MID=($STRESS_RCV_ARGS) JIT=($STRESS_RCV_ARGS)
+REORDER="delay 5ms reorder 25% 50%"
+if [[ $LEVEL == full ]]; then
+	# A baseline on the clean link first: tells a broken pair from broken recovery.
+	pair clean "$TMO" "$ONE" s_rcv ok "" -t "$WAIT" "${BIG[@]}"
+	# profile NAME SERVERS TMO COUNTERS NETEM [rc_verify args]
+	profile loss1 "$BOTH" "$TMO" "$RE_RECOVERY" "loss 1%" -t "$WAIT" "${BIG[@]}"
+	profile loss5 "$BOTH" "$TMO" "$RE_RECOVERY" "loss 5%" -t "$WAIT" "${BIG[@]}"
+	profile reorder "$BOTH" "$TMO" "$RE_RECOVERY" "$REORDER" -t "$WAIT" "${BIG[@]}"
+	profile reorder_jitter "$BOTH" "$TMO" "$RE_RECOVERY" "delay 5ms 2ms reorder 25% 50%" -t 300 "${JIT[@]}"
+	profile dup5 "$BOTH" "$TMO" "$RE_RECOVERY" "duplicate 5%" -t "$WAIT" "${BIG[@]}"
+	profile corrupt1 "$BOTH" "$TMO" "$RE_ICRC" "corrupt 1%" -t "$WAIT" "${BIG[@]}"
+else
+	profile loss1 "A" "$TMO" "$RE_RECOVERY" "loss 1%" -t "$WAIT" "${BIG[@]}"
+	pair loss1 "$TMO" "B" s_rcv ok "$RE_RECOVERY" -t "$WAIT" "${MID[@]}"
+	profile reorder "$ONE" "$TMO" "$RE_RECOVERY" "$REORDER" -t "$WAIT" "${MID[@]}"
+	profile dup5 "$ONE" "$TMO" "$RE_RECOVERY" "duplicate 5%" -t "$WAIT" "${MID[@]}"
+	profile corrupt1 "$ONE" "$TMO" "$RE_ICRC" "corrupt 1%" -t "$WAIT" "${MID[@]}"
+fi
+run_test netem_off 620 t_netem_off
+# RNR on a clean link: receives posted 500 ms late (rnr_retry 7 = infinite)
+# must complete; never posted, rnr_retry 2 must end in RNR-retry-exceeded.
+pair rnr_late 180 "$ONE" s_rcv ok "$RE_RNR" -o send -S 1,65537 -n 1 -q 4 -R 7 srv:-L srv:500 -t 60
+pair rnr_never 120 "$ONE" s_rcv_err 20 -o send -S 65537 -n 1 -q 4 srv:-N cli:-R cli:2 cli:-E cli:rnr_retry_exc cli:-W cli:60 -t 60
+# The server vanishes after QP setup: retry_cnt 2 at ACK timeout 2^14 x
+# 4.096 us (67 ms) must end in retry-exceeded within seconds, not never.
+pair peer_vanish 120 "$ONE" s_rcv_err 20 -o send,write -S 1048576 -n 1 -q 4 cli:-K cli:-E cli:retry_exc cli:-W cli:60 -r 2 -T 14 -t 60
+post end
+wait_peer end 300 || echo "peer did not reach the end within 300s"
+suite_end
