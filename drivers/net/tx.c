@@ -154,8 +154,7 @@ static void sroce_seal(struct sk_buff *skb, bool ipv6)
 static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
 {
 	sroce_count(sdev, SROCE_CNT_LOOPBACK);
-	/*
-	 * Uncharge it: a peer that holds it in its (bounded) queue must not
+	/* Uncharge it: a peer that holds it in its (bounded) queue must not
 	 * stop us, or two QPs waiting on each other's room would deadlock.
 	 */
 	skb_orphan(skb);

@@ -95,9 +95,12 @@ static void sroce_req_sent(struct sroce_qp *qp, u32 psn)
 bool sroce_req_outstanding(struct sroce_qp *qp)
 {
 	struct sroce_sq *sq = &qp->sq;
+	u32 head;
 
+	/* acquire: a kernel poster's WQE is visible once head shows it */
+	head = smp_load_acquire(&sq->head);
 	return sq->comp != sq->req ||
-	       (sq->req != smp_load_acquire(&sq->head) &&
+	       (sq->req != head &&
 		sq->kwqe[sq->req & (sq->slots - 1)].npkts &&
 		sq->kwqe[sq->req & (sq->slots - 1)].state != SROCE_WQE_DONE);
 }
@@ -341,6 +344,7 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 	bool found = false;
 
 	sroce_assert_engine(qp);
+	/* acquire: pairs with the release of head in kernel post_send */
 	if (end != smp_load_acquire(&sq->head) &&
 	    sq->kwqe[end & (sq->slots - 1)].npkts)
 		end++;
