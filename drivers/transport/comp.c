@@ -152,22 +152,22 @@ static bool sroce_comp_ack_through(struct sroce_qp *qp, u32 psn, bool *retry)
 
 		if (wqe->state == SROCE_WQE_DONE)
 			continue;
-		if (sroce_psn_before(psn, wqe->last_psn))
-			break;
-		if (wqe->opcode == IB_WR_RDMA_READ ||
-		    wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
-		    wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) {
+		if (sroce_wqe_is_rd_atomic(wqe)) {
 			/*
-			 * Covered but unanswered: its response was lost (or
-			 * is still coming).  The oldest unacknowledged PSN
-			 * stays at what it still waits for, so the answer
-			 * to its retransmission is in the window.
+			 * Only its answer completes it: the oldest
+			 * unacknowledged PSN stays at what it still waits
+			 * for, so the answer to a re-request is in the
+			 * window.  Covered but unanswered, its answer was
+			 * lost.
 			 */
-			if (wqe->state == SROCE_WQE_SENT)
+			if (!sroce_psn_before(psn, wqe->last_psn) &&
+			    wqe->state == SROCE_WQE_SENT)
 				*retry = true;
 			upto = sroce_psn_add(wqe->first_psn, wqe->rcvd / qp->mtu);
 			break;
 		}
+		if (sroce_psn_before(psn, wqe->last_psn))
+			break;
 		if (wqe->state != SROCE_WQE_SENT)
 			break;
 		wqe->state = SROCE_WQE_DONE;
@@ -236,21 +236,8 @@ static bool sroce_comp_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	case SROCE_AETH_NAK:
 		progress = sroce_comp_ack_through(qp, prev, retry);
 		if (sroce_aeth_value(syn) == SROCE_NAK_PSN_SEQ_ERR) {
-			*retry = false;
-			/*
-			 * A repeat of the NAK we already went back for (nothing
-			 * acknowledged since) must not restart the window again:
-			 * on a lossy link that would resend it once per copy.
-			 */
-			if (!progress && qp->comp.nak_rewound &&
-			    qp->comp.nak_psn == psn) {
-				sroce_count(qp->sdev, SROCE_CNT_RX_STALE_ACK);
-				return false;
-			}
-			sroce_count(qp->sdev, SROCE_CNT_RETRANS_NAK);
-			qp->comp.nak_rewound = true;
-			qp->comp.nak_psn = psn;
-			sroce_req_rewind(qp, psn);
+			/* the responder took everything before @psn */
+			*retry = true;
 			return progress;
 		}
 		return sroce_comp_fail_open(qp, psn, sroce_nak_status(
@@ -272,20 +259,15 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 
 	progress = sroce_comp_ack_through(qp, sroce_psn_add(psn, SROCE_PSN_MASK),
 					  retry);
-	*retry = false;
 	wqe = sroce_comp_first_open(qp);
 	if (!wqe || wqe->opcode != IB_WR_RDMA_READ ||
 	    !sroce_psn_in_window(psn, wqe->first_psn, wqe->npkts))
 		goto drop;
 	expect = sroce_psn_add(wqe->first_psn, wqe->rcvd / mtu);
 	if (psn != expect) {
-		/* a gap means responses were lost: ask again, once per gap */
-		if (sroce_psn_after(psn, expect) &&
-		    !(qp->comp.rerequested && qp->comp.rerequest_psn == expect)) {
-			qp->comp.rerequested = true;
-			qp->comp.rerequest_psn = expect;
+		/* a gap means responses were lost: ask again */
+		if (sroce_psn_after(psn, expect))
 			*retry = true;
-		}
 		goto drop;
 	}
 	if (len > wqe->length - wqe->rcvd ||
@@ -323,7 +305,6 @@ static bool sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
 
 	progress = sroce_comp_ack_through(qp, sroce_psn_add(psn, SROCE_PSN_MASK),
 					  retry);
-	*retry = false;
 	wqe = sroce_comp_first_open(qp);
 	if (!wqe || wqe->first_psn != psn ||
 	    (wqe->opcode != IB_WR_ATOMIC_CMP_AND_SWP &&
@@ -400,11 +381,25 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 		qp->req.retry_cnt = qp->retry_cnt;
 		if (!qp->req.rnr_wait)
 			qp->req.rnr_retry = qp->rnr_retry;
-		qp->comp.rerequested = false;
+		qp->comp.rewound = false;
 	}
+	/*
+	 * Go back to the oldest unacknowledged PSN, once: every later packet
+	 * of the same loss (each response past a gap, each copy of a NAK)
+	 * says the same, and resending once per copy would only feed the
+	 * loss.  Progress or the local ACK timer re-arms it.
+	 */
 	if (retry) {
-		sroce_count(qp->sdev, SROCE_CNT_RETRANS_NAK);
-		sroce_req_rewind(qp, qp->comp.psn);
+		if (qp->comp.rewound && qp->comp.rewound_psn == qp->comp.psn) {
+			sroce_count(qp->sdev, SROCE_CNT_RX_STALE_ACK);
+		} else {
+			pr_debug("qp %#x: go back to %#x (opcode %u psn %#x)\n",
+				 qp->qpn, qp->comp.psn, pkt->h.bth.opcode, psn);
+			sroce_count(qp->sdev, SROCE_CNT_RETRANS_NAK);
+			qp->comp.rewound = true;
+			qp->comp.rewound_psn = qp->comp.psn;
+			sroce_req_rewind(qp, qp->comp.psn);
+		}
 	}
 	sroce_req_timer_update(qp, progress);
 }

@@ -107,7 +107,7 @@ static void sroce_rxq_drop(struct sroce_qp *qp)
  * it yet (a READ response is still going out): it stays at the head.
  */
 static bool sroce_engine_rx(struct sroce_qp *qp, struct sk_buff *skb,
-			    bool req)
+			    bool req, bool dup_only)
 {
 	struct sroce_pkt pkt;
 
@@ -124,6 +124,8 @@ static bool sroce_engine_rx(struct sroce_qp *qp, struct sk_buff *skb,
 		}
 	}
 	if (req) {
+		if (dup_only && !sroce_resp_is_dup(&pkt))
+			return false;
 		if (!sroce_resp_rcv(&pkt))
 			return false;
 	} else {
@@ -132,6 +134,31 @@ static bool sroce_engine_rx(struct sroce_qp *qp, struct sk_buff *skb,
 done:
 	kfree_skb(skb);
 	return true;
+}
+
+/*
+ * The head of the request queue waits for READ responses.  Copies of
+ * requests already taken behind it (a requester going back for lost
+ * responses) are answered now: waiting for them would stall recovery
+ * for as long as the responses ahead take.
+ */
+static void sroce_engine_rx_dups(struct sroce_qp *qp, int *budget)
+{
+	struct sk_buff_head keep;
+	struct sk_buff *skb;
+	unsigned long flags;
+	int n = SROCE_DUP_PEEK;
+
+	__skb_queue_head_init(&keep);
+	while (n-- > 0 && *budget > 0 && (skb = skb_dequeue(&qp->req_rxq))) {
+		if (sroce_engine_rx(qp, skb, true, true))
+			(*budget)--;
+		else
+			__skb_queue_tail(&keep, skb);
+	}
+	spin_lock_irqsave(&qp->req_rxq.lock, flags);
+	skb_queue_splice(&keep, &qp->req_rxq);
+	spin_unlock_irqrestore(&qp->req_rxq.lock, flags);
 }
 
 /* Error state: drop what arrives, flush both queues.  Returns "more". */
@@ -160,7 +187,7 @@ static bool sroce_engine_flush(struct sroce_qp *qp)
 static bool sroce_engine_pass(struct sroce_qp *qp)
 {
 	int budget = SROCE_ENGINE_BUDGET;
-	bool more = false;
+	bool more = false, peeked = false;
 	struct sk_buff *skb;
 
 	if (qp->dying) {
@@ -187,7 +214,7 @@ static bool sroce_engine_pass(struct sroce_qp *qp)
 	/* completer first: ACKs open the window and free send queue room */
 	while (budget > 0 && qp->state != IB_QPS_ERR &&
 	       (skb = skb_dequeue(&qp->resp_rxq))) {
-		sroce_engine_rx(qp, skb, false);
+		sroce_engine_rx(qp, skb, false, false);
 		budget--;
 	}
 
@@ -203,9 +230,13 @@ static bool sroce_engine_pass(struct sroce_qp *qp)
 		skb = skb_dequeue(&qp->req_rxq);
 		if (!skb)
 			break;
-		if (!sroce_engine_rx(qp, skb, true)) {
-			/* it waits for the READ being answered */
+		if (!sroce_engine_rx(qp, skb, true, false)) {
+			/* it waits for the READ responses ahead of it */
 			skb_queue_head(&qp->req_rxq, skb);
+			if (!peeked && skb_queue_len(&qp->req_rxq) > 1) {
+				peeked = true;
+				sroce_engine_rx_dups(qp, &budget);
+			}
 			continue;
 		}
 		budget--;

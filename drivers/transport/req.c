@@ -9,22 +9,6 @@
 #include "sroce/transport.h"
 #include "sroce/wire/udp.h"
 
-static bool sroce_wqe_is_read(const struct sroce_swqe *wqe)
-{
-	return wqe->opcode == IB_WR_RDMA_READ;
-}
-
-static bool sroce_wqe_is_atomic(const struct sroce_swqe *wqe)
-{
-	return wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
-	       wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
-}
-
-/* Requests answered with data: they count against max_rd_atomic. */
-static bool sroce_wqe_is_rd_atomic(const struct sroce_swqe *wqe)
-{
-	return sroce_wqe_is_read(wqe) || sroce_wqe_is_atomic(wqe);
-}
 
 static u32 sroce_req_mtu(const struct sroce_qp *qp)
 {
@@ -394,10 +378,13 @@ void sroce_req_retrans_expired(struct sroce_qp *qp)
 	    qp->req.rnr_wait || !sroce_req_outstanding(qp))
 		return;
 	sroce_count(qp->sdev, SROCE_CNT_RETRANS_TIMEOUT);
+	pr_debug("qp %#x: ACK timeout at %#x (next %#x, max %#x), %u retries left\n",
+		 qp->qpn, qp->comp.psn, qp->req.psn, qp->req.max_psn,
+		 qp->req.retry_cnt);
 	if (qp->req.retry_cnt) {
 		qp->req.retry_cnt--;
-		/* after a timeout a NAK for the same PSN is news again */
-		qp->comp.nak_rewound = false;
+		/* after a timeout the same loss may be reported again */
+		qp->comp.rewound = false;
 		sroce_req_rewind(qp, qp->comp.psn);
 		/* keep counting even if the resend has to wait for skb room */
 		mod_timer(&qp->retrans_timer,

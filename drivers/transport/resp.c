@@ -218,86 +218,127 @@ static int sroce_resp_rkey(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
 	return 0;
 }
 
-/* Start (or, for a duplicate, restart) the responses of @res at @psn. */
-static void sroce_resp_read_start(struct sroce_qp *qp,
-				  struct sroce_rd_res *res, u32 psn)
+/*
+ * The oldest READ with responses still to send.  Entries sit in the ring in
+ * PSN order, but a duplicate can re-arm an older one, so compare PSNs.
+ */
+static struct sroce_rd_res *sroce_resp_rd_next(struct sroce_qp *qp)
 {
-	sroce_resp_ack_flush(qp);
-	sroce_count(qp->sdev, SROCE_CNT_TX_READ_RESP_START);
-	qp->resp.rd_cur = res;
-	qp->resp.rd_start = psn;
-	qp->resp.rd_psn = psn;
+	struct sroce_rd_res *best = NULL;
+	u32 i;
+
+	for (i = 0; i < SROCE_MAX_RD_ATOMIC; i++) {
+		struct sroce_rd_res *res = &qp->resp.res[i];
+
+		if (res->valid && res->pending &&
+		    (!best || sroce_psn_before(res->first_psn, best->first_psn)))
+			best = res;
+	}
+	return best;
 }
 
 /*
- * Send the responses of the current READ from its cursor, up to *budget
- * packets and as skb room allows; the engine calls again until done, so a
- * 2 GiB READ or a storm of duplicates costs bounded work per pass.
- * Returns false when it could send nothing (no skb memory or room).
+ * (Re)arm the responses of @res from @psn.  READs are answered in PSN
+ * order: one older than the one going out takes over, a later one waits.
+ */
+static void sroce_resp_read_arm(struct sroce_qp *qp, struct sroce_rd_res *res,
+				u32 psn)
+{
+	struct sroce_resp_state *r = &qp->resp;
+
+	sroce_count(qp->sdev, SROCE_CNT_TX_READ_RESP_START);
+	/* the coalesced ACK covers older requests: it goes first */
+	sroce_resp_ack_flush(qp);
+	res->pending = true;
+	res->start_psn = psn;
+	res->next_psn = psn;
+	if (!r->rd_cur || sroce_psn_before(res->first_psn, r->rd_cur->first_psn))
+		r->rd_cur = res;
+}
+
+/*
+ * Send READ responses from the cursor, up to *budget packets and as skb
+ * room allows; the engine calls again until none are pending, so a 2 GiB
+ * READ or a storm of duplicates costs bounded work per pass.  Returns
+ * false when it could send nothing (no skb memory or room).
  */
 bool sroce_resp_read_run(struct sroce_qp *qp, int *budget)
 {
 	struct sroce_resp_state *r = &qp->resp;
-	struct sroce_rd_res *res = r->rd_cur;
-	u32 mtu = qp->mtu, start = r->rd_psn;
-	struct sroce_mr *mr = NULL;
+	struct sroce_rd_res *res;
+	bool sent = false;
 
 	sroce_assert_engine(qp);
-	if (!res)
-		return true;
-	/* the region may have gone since the request: check it again */
-	if (res->length && sroce_resp_rkey(qp, res->rkey, res->va, res->length,
-					    IB_ACCESS_REMOTE_READ, &mr)) {
-		r->rd_cur = NULL;
-		sroce_resp_nak(qp, r->rd_psn, SROCE_NAK_REM_ACCESS_ERR);
-		sroce_qp_fail(qp, IB_EVENT_QP_ACCESS_ERR);
-		return true;
-	}
-	while (*budget > 0 && !sroce_psn_after(r->rd_psn, res->last_psn)) {
-		u32 off = sroce_psn_diff(r->rd_psn, res->first_psn) * mtu;
-		u32 len = min(mtu, res->length - off);
-		bool first = r->rd_psn == r->rd_start;
-		bool last = r->rd_psn == res->last_psn;
-		struct sroce_pkt_hdrs h = {};
-		struct sk_buff *skb;
-		u8 *payload;
+	while ((res = r->rd_cur) && *budget > 0) {
+		u32 mtu = qp->mtu;
+		struct sroce_mr *mr = NULL;
 
-		if (!sroce_tx_room(qp))
-			break;
-		if (first && last)
-			h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY;
-		else if (first)
-			h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_FIRST;
-		else if (last)
-			h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_LAST;
-		else
-			h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
-		h.bth.dqpn = qp->dest_qpn;
-		h.bth.psn = r->rd_psn;
-		h.aeth.syndrome = sroce_aeth_syn_ack(SROCE_AETH_CREDIT_INVALID);
-		h.aeth.msn = r->msn & SROCE_PSN_MASK;
-		skb = sroce_build_pkt(qp, &qp->av, &h, len, &payload);
-		if (!skb)
-			break;
-		if (len && sroce_mr_copy(mr, res->va + off, payload, len,
-					 false)) {
-			kfree_skb(skb);
-			break;
+		/* the region may have gone since the request: check it again */
+		if (res->length && sroce_resp_rkey(qp, res->rkey, res->va,
+						    res->length,
+						    IB_ACCESS_REMOTE_READ, &mr)) {
+			res->pending = false;
+			r->rd_cur = NULL;
+			sroce_resp_nak(qp, res->next_psn, SROCE_NAK_REM_ACCESS_ERR);
+			sroce_qp_fail(qp, IB_EVENT_QP_ACCESS_ERR);
+			return true;
 		}
-		sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache, qp->sport, skb);
-		r->rd_psn = sroce_psn_add(r->rd_psn, 1);
-		(*budget)--;
+		while (*budget > 0 && !sroce_psn_after(res->next_psn, res->last_psn)) {
+			u32 off = sroce_psn_diff(res->next_psn, res->first_psn) * mtu;
+			u32 len = min(mtu, res->length - off);
+			bool first = res->next_psn == res->start_psn;
+			bool last = res->next_psn == res->last_psn;
+			struct sroce_pkt_hdrs h = {};
+			struct sk_buff *skb;
+			u8 *payload;
+
+			if (!sroce_tx_room(qp))
+				break;
+			if (first && last)
+				h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY;
+			else if (first)
+				h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_FIRST;
+			else if (last)
+				h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_LAST;
+			else
+				h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
+			h.bth.dqpn = qp->dest_qpn;
+			h.bth.psn = res->next_psn;
+			h.aeth.syndrome = sroce_aeth_syn_ack(SROCE_AETH_CREDIT_INVALID);
+			h.aeth.msn = res->msn & SROCE_PSN_MASK;
+			skb = sroce_build_pkt(qp, &qp->av, &h, len, &payload);
+			if (!skb)
+				break;
+			if (len && sroce_mr_copy(mr, res->va + off, payload, len,
+						 false)) {
+				kfree_skb(skb);
+				break;
+			}
+			sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache,
+				       qp->sport, skb);
+			res->next_psn = sroce_psn_add(res->next_psn, 1);
+			(*budget)--;
+			sent = true;
+		}
+		if (mr)
+			sroce_mr_put(mr);
+		if (!sroce_psn_after(res->next_psn, res->last_psn))
+			return sent;	/* out of budget, room or memory */
+		res->pending = false;
+		r->rd_cur = sroce_resp_rd_next(qp);
 	}
-	if (mr)
-		sroce_mr_put(mr);
-	if (sroce_psn_after(r->rd_psn, res->last_psn)) {
-		r->rd_cur = NULL;
+	/* every response is out: the ACKs held behind them may go */
+	if (!r->rd_cur)
 		sroce_resp_ack_flush(qp);
-	}
-	return r->rd_psn != start;
+	return sent || !r->rd_cur;
 }
 
-static void sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
+/*
+ * Take a READ request.  Returns false, having done nothing, when it must
+ * be refused while earlier READ responses are still going out: its NAK
+ * may not overtake them.
+ */
+static bool sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			    bool *fatal)
 {
 	struct sroce_resp_state *r = &qp->resp;
@@ -309,9 +350,11 @@ static void sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	if (reth->len > (1U << 31) ||
 	    sroce_resp_rkey(qp, reth->rkey, reth->va, reth->len,
 			    IB_ACCESS_REMOTE_READ, &mr)) {
+		if (r->rd_cur)
+			return false;
 		sroce_resp_nak(qp, pkt->h.bth.psn, SROCE_NAK_REM_ACCESS_ERR);
 		*fatal = true;
-		return;
+		return true;
 	}
 	if (mr)
 		sroce_mr_put(mr);
@@ -325,8 +368,10 @@ static void sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	res->rkey = reth->rkey;
 	res->length = reth->len;
 	r->msn++;
+	res->msn = r->msn;
 	r->epsn = sroce_psn_add(res->last_psn, 1);
-	sroce_resp_read_start(qp, res, res->first_psn);
+	sroce_resp_read_arm(qp, res, res->first_psn);
+	return true;
 }
 
 static void sroce_resp_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
@@ -390,6 +435,7 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	res = &r->res[r->res_head];
 	r->res_head = (r->res_head + 1) % max_t(u32, qp->max_dest_rd_atomic, 1);
 	res->valid = true;
+	res->pending = false;
 	res->opcode = pkt->h.bth.opcode;
 	res->first_psn = psn;
 	res->last_psn = psn;
@@ -522,46 +568,69 @@ static bool sroce_resp_seq_ok(struct sroce_qp *qp, u32 mask)
 	return !mid;
 }
 
-/*
- * A request before the expected PSN.  Returns false (nothing done) when it
- * asks for another READ than the one whose responses are going out: that
- * one finishes first.
- */
-static bool sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
+/* A request before the expected PSN: answer it again, never re-execute it. */
+static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
+	u32 psn = pkt->h.bth.psn;
 	struct sroce_rd_res *res;
 
+	sroce_count(qp->sdev, SROCE_CNT_RX_DUP_REQ);
 	if (pkt->h.info->mask & (SROCE_M_READ | SROCE_M_ATOMIC)) {
-		res = sroce_res_find(qp, pkt->h.bth.psn);
-		if (qp->resp.rd_cur && res && res != qp->resp.rd_cur &&
-		    (pkt->h.info->mask & SROCE_M_READ))
-			return false;
-		sroce_count(qp->sdev, SROCE_CNT_RX_DUP_REQ);
+		res = sroce_res_find(qp, psn);
 		if (!res)
-			return true;
+			return;
 		if (pkt->h.info->mask & SROCE_M_ATOMIC) {
 			sroce_resp_atomic_ack(qp, res->first_psn,
 					      res->atomic_orig);
-		} else if (qp->resp.rd_cur == res) {
-			/* already replaying: only a request for earlier data moves it */
-			if (sroce_psn_before(pkt->h.bth.psn, qp->resp.rd_psn))
-				sroce_resp_read_start(qp, res, pkt->h.bth.psn);
-		} else {
-			sroce_resp_read_start(qp, res, pkt->h.bth.psn);
+			return;
 		}
-		return true;
+		/*
+		 * Responses from @psn on are still to go: a copy of the request
+		 * sent before they arrived, nothing to do.  Otherwise they were
+		 * lost (or this copy is stale): send them again.
+		 */
+		pr_debug("qp %#x: dup READ %#x of [%#x..%#x] %s next %#x, cur %#x\n",
+			 qp->qpn, psn, res->first_psn, res->last_psn,
+			 res->pending ? "pending" : "done", res->next_psn,
+			 qp->resp.rd_cur ? qp->resp.rd_cur->first_psn : 0);
+		if (res->pending && !sroce_psn_before(psn, res->next_psn))
+			return;
+		sroce_resp_read_arm(qp, res, psn);
+		return;
 	}
-	sroce_count(qp->sdev, SROCE_CNT_RX_DUP_REQ);
 	/* re-acknowledge: the earlier ACK may have been lost */
 	if (pkt->h.bth.ackreq)
 		sroce_resp_ack(qp, sroce_psn_add(qp->resp.epsn, SROCE_PSN_MASK));
-	return true;
 }
 
 /*
- * Handle one request packet.  Returns false, having done nothing, when a
- * READ's responses are still going out and @pkt is a new request: the
- * responder answers in order, so it waits at the head of the queue.
+ * May a new request at the expected PSN run now?  Only a READ may pass
+ * the READ responses still going out (it queues behind them, if its
+ * ring slot is free); anything else must not execute or be acknowledged
+ * before them.
+ */
+static bool sroce_resp_may_start(struct sroce_qp *qp, u32 mask)
+{
+	struct sroce_resp_state *r = &qp->resp;
+
+	if (!r->rd_cur)
+		return true;
+	return (mask & SROCE_M_READ) && !r->res[r->res_head].pending;
+}
+
+/* A copy of an RC request already taken: it may pass a waiting new one. */
+bool sroce_resp_is_dup(struct sroce_pkt *pkt)
+{
+	struct sroce_qp *qp = pkt->qp;
+
+	return qp->type == IB_QPT_RC && pkt->h.bth.dqpn == qp->qpn &&
+	       sroce_psn_before(pkt->h.bth.psn, qp->resp.epsn);
+}
+
+/*
+ * Handle one request packet.  Returns false, having done nothing, when
+ * READ responses are still going out and @pkt is a new request that must
+ * not pass them: it waits at the head of the queue.
  */
 bool sroce_resp_rcv(struct sroce_pkt *pkt)
 {
@@ -584,16 +653,18 @@ bool sroce_resp_rcv(struct sroce_pkt *pkt)
 		goto unlock;
 
 	diff = sroce_psn_diff(psn, r->epsn);
-	if (diff >= 0 && r->rd_cur)
-		return false;
 	if (diff < 0 && rc) {
-		if (!sroce_resp_duplicate(qp, pkt))
-			return false;
+		sroce_resp_duplicate(qp, pkt);
 		goto unlock;
 	}
+	if (rc && !sroce_resp_may_start(qp, diff ? 0 : mask))
+		return false;
 	if (diff != 0) {
 		sroce_count(qp->sdev, SROCE_CNT_RX_OOS_REQ);
 		if (rc) {
+			if (!r->nak_seq_sent)
+				pr_debug("qp %#x: request %#x (opcode %u), expected %#x: NAK\n",
+					 qp->qpn, psn, pkt->h.bth.opcode, r->epsn);
 			if (!r->nak_seq_sent)
 				sroce_resp_nak(qp, r->epsn,
 					       SROCE_NAK_PSN_SEQ_ERR);
@@ -621,15 +692,16 @@ bool sroce_resp_rcv(struct sroce_pkt *pkt)
 		goto unlock;
 	}
 
-	if (mask & SROCE_M_SEND)
+	if (mask & SROCE_M_SEND) {
 		sroce_resp_send(qp, pkt, &fatal, &rnr);
-	else if (mask & SROCE_M_WRITE)
+	} else if (mask & SROCE_M_WRITE) {
 		sroce_resp_write(qp, pkt, &fatal, &rnr);
-	else if ((mask & SROCE_M_READ) && rc)
-		sroce_resp_read(qp, pkt, &fatal);
-	else if ((mask & SROCE_M_ATOMIC) && rc)
+	} else if ((mask & SROCE_M_READ) && rc) {
+		if (!sroce_resp_read(qp, pkt, &fatal))
+			return false;
+	} else if ((mask & SROCE_M_ATOMIC) && rc) {
 		sroce_resp_atomic(qp, pkt, &fatal);
-	else if (rc) {
+	} else if (rc) {
 		sroce_resp_nak(qp, psn, SROCE_NAK_INVALID_REQ);
 		fatal = true;
 	}

@@ -54,6 +54,7 @@
 #define SROCE_FLUSH_BUDGET	256	/* WQEs flushed per engine pass */
 #define SROCE_FETCH_BUDGET	64	/* user WQEs copied per engine pass */
 #define SROCE_RXQ_MAX		512	/* queued packets per QP before drops */
+#define SROCE_DUP_PEEK		32	/* requests looked at past a waiting one */
 #define SROCE_QP_SKB_MAX	256	/* transmitted, not yet freed, per QP */
 #define SROCE_DEV_SKB_MAX	4096	/* the same, per device */
 #define SROCE_MIN_RETRANS_MS	100	/* TCG guests are slow: floor for the ACK timer */
@@ -343,9 +344,13 @@ static inline struct sroce_srq *to_ssrq(struct ib_srq *srq)
 /* RDMA READ / atomic request kept so a duplicate can be replayed. */
 struct sroce_rd_res {
 	bool	valid;
+	bool	pending;	/* READ responses from next_psn still to go */
 	u8	opcode;
 	u32	first_psn;
 	u32	last_psn;
+	u32	start_psn;	/* where the (re)play began: FIRST/ONLY */
+	u32	next_psn;
+	u32	msn;		/* the MSN its responses carry */
 	u64	va;
 	u32	rkey;
 	u32	length;
@@ -366,10 +371,8 @@ struct sroce_req_state {
 
 struct sroce_comp_state {
 	u32	psn;		/* oldest PSN not acknowledged */
-	u32	rerequest_psn;	/* read response gap already asked about */
-	bool	rerequested;
-	bool	nak_rewound;	/* went back for the NAK at nak_psn */
-	u32	nak_psn;
+	bool	rewound;	/* went back to rewound_psn, no progress since */
+	u32	rewound_psn;
 };
 
 struct sroce_resp_state {
@@ -392,9 +395,7 @@ struct sroce_resp_state {
 	u32	res_head;
 	bool	ack_pending;	/* coalesced ACK for ack_psn not sent yet */
 	u32	ack_psn;
-	struct sroce_rd_res *rd_cur;	/* READ whose responses are being sent */
-	u32	rd_start;	/* PSN the (re)play started at: FIRST/ONLY */
-	u32	rd_psn;		/* next response PSN of rd_cur */
+	struct sroce_rd_res *rd_cur;	/* oldest READ with responses to send */
 };
 
 /* Events raised from other contexts, handled by the engine's next pass. */

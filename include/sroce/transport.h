@@ -71,6 +71,7 @@ bool sroce_comp_flush_sq(struct sroce_qp *qp);
 
 /* responder (resp.c) */
 bool sroce_resp_rcv(struct sroce_pkt *pkt);
+bool sroce_resp_is_dup(struct sroce_pkt *pkt);
 bool sroce_resp_read_run(struct sroce_qp *qp, int *budget);
 void sroce_resp_ack_flush(struct sroce_qp *qp);
 bool sroce_resp_busy(struct sroce_qp *qp);
@@ -88,5 +89,22 @@ void sroce_post_rcq(struct sroce_qp *qp, const struct ib_wc *wc,
 /* receive pipeline: header parse for a queued packet (rx.c) */
 int sroce_pkt_init(struct sroce_pkt *pkt, struct sroce_qp *qp,
 		   struct sk_buff *skb);
+
+static inline bool sroce_wqe_is_read(const struct sroce_swqe *wqe)
+{
+	return wqe->opcode == IB_WR_RDMA_READ;
+}
+
+static inline bool sroce_wqe_is_atomic(const struct sroce_swqe *wqe)
+{
+	return wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Requests answered with data: they count against max_rd_atomic. */
+static inline bool sroce_wqe_is_rd_atomic(const struct sroce_swqe *wqe)
+{
+	return sroce_wqe_is_read(wqe) || sroce_wqe_is_atomic(wqe);
+}
 
 #endif /* SROCE_TRANSPORT_H */

@@ -322,10 +322,11 @@ rcv_pair() {
 	wait_port "$_port" 30 || { cat /tmp/rcv-srv.txt; fail "rc_verify server did not listen"; }
 	# shellcheck disable=SC2086
 	timeout 400 "$RCV" -c 127.0.0.1 -d "$DEV" -x "$gidx" -p "$_port" -t 120 $cargs \
-		>/tmp/rcv-cli.txt 2>&1 || { cat /tmp/rcv-cli.txt; echo "--- server:"; cat /tmp/rcv-srv.txt; fail "rc_verify client: $(tail -n1 /tmp/rcv-cli.txt)"; }
+		>/tmp/rcv-cli.txt 2>&1 || { cat /tmp/rcv-cli.txt; echo "--- server:"; cat /tmp/rcv-srv.txt; "$RDMA" statistic show link "$DEV/1" || true; fail "rc_verify client: $(tail -n1 /tmp/rcv-cli.txt)"; }
 	wait_for 60 bash -c "! kill -0 $spid" || fail "rc_verify server did not finish"
 	wait "$spid" || { cat /tmp/rcv-srv.txt; fail "rc_verify server: $(tail -n1 /tmp/rcv-srv.txt)"; }
 	cat /tmp/rcv-cli.txt
+	"$RDMA" statistic show link "$DEV/1" || true
 	grep -q '^rc_verify: OK' /tmp/rcv-cli.txt || fail "client printed no OK line"
 	grep -q '^rc_verify: OK' /tmp/rcv-srv.txt || fail "server printed no OK line"
 }

@@ -366,6 +366,10 @@ setup() {
 	fi
 	info "[$(now)] modprobe $MOD"
 	"$MODPROBE" "$MOD"
+	# STRESS_DYNDBG=1: the engine's recovery decisions (pr_debug) go to dmesg
+	if [[ -n ${STRESS_DYNDBG:-} && $DRV == sroce ]]; then
+		echo "module $MOD +p" >/proc/dynamic_debug/control || info "no dynamic debug"
+	fi
 	ensure_link
 	info "[$(now)] link up"
 	"$RDMA" link show
