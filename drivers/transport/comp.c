@@ -248,14 +248,63 @@ static bool sroce_comp_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	}
 }
 
+/* Scatter one READ response into the WQE's local SGEs at @off. */
+static int sroce_comp_read_place(struct sroce_qp *qp, struct sroce_swqe *wqe,
+				 struct sroce_pkt *pkt, u32 off, u32 len)
+{
+	u32 cur_sge, sge_off;
+
+	sroce_sge_seek(wqe->sge, wqe->num_sge, off, &cur_sge, &sge_off);
+	return sroce_sge_copy_in(qp, qp->pd, wqe->sge, wqe->num_sge, &cur_sge,
+				 &sge_off, pkt->skb, pkt->payload_off, len);
+}
+
+/*
+ * A response past the one expected: with reordering on the path it is not
+ * a loss yet.  Place it (bounded window, each PSN once) so that asking
+ * again is needed only for what really went missing.  Returns true when
+ * it was placed.
+ */
+static bool sroce_comp_read_ahead(struct sroce_qp *qp, struct sroce_swqe *wqe,
+				  struct sroce_pkt *pkt, u32 expect, bool *retry)
+{
+	struct sroce_comp_state *c = &qp->comp;
+	u32 psn = pkt->h.bth.psn, mtu = qp->mtu, len = pkt->h.payload_len;
+	u32 idx = sroce_psn_diff(psn, wqe->first_psn), off = idx * mtu;
+
+	if (c->ooo_wqe != wqe || c->ooo_first_psn != wqe->first_psn) {
+		bitmap_zero(c->ooo, SROCE_READ_OOO_WINDOW);
+		c->ooo_wqe = wqe;
+		c->ooo_first_psn = wqe->first_psn;
+	}
+	if (sroce_psn_diff(psn, expect) >= SROCE_READ_OOO_WINDOW) {
+		/* that far ahead, what is missing is lost: ask again */
+		*retry = true;
+		return false;
+	}
+	idx %= SROCE_READ_OOO_WINDOW;
+	if (test_bit(idx, c->ooo) ||
+	    ((pkt->h.info->mask & SROCE_M_LAST) ? off + len != wqe->length :
+						   len != mtu || off + len >= wqe->length))
+		return false;
+	if (sroce_comp_read_place(qp, wqe, pkt, off, len))
+		return false;	/* the in-order copy will fail the WQE */
+	__set_bit(idx, c->ooo);
+	sroce_count(qp->sdev, SROCE_CNT_RX_READ_AHEAD);
+	/* the last response is here and the hole is not: ask for it now */
+	if (psn == wqe->last_psn)
+		*retry = true;
+	return true;
+}
+
 static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
-				 bool *retry)
+				 bool *retry, bool *placed)
 {
 	u32 psn = pkt->h.bth.psn, mtu = qp->mtu, len = pkt->h.payload_len;
-	u32 mask = pkt->h.info->mask, expect, cur_sge, sge_off;
+	u32 mask = pkt->h.info->mask, expect;
+	struct sroce_comp_state *c = &qp->comp;
 	struct sroce_swqe *wqe;
 	bool progress;
-	int err;
 
 	progress = sroce_comp_ack_through(qp, sroce_psn_add(psn, SROCE_PSN_MASK),
 					  retry);
@@ -265,30 +314,41 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		goto drop;
 	expect = sroce_psn_add(wqe->first_psn, wqe->rcvd / mtu);
 	if (psn != expect) {
-		/* a gap means responses were lost: ask again */
-		if (sroce_psn_after(psn, expect))
-			*retry = true;
+		if (sroce_psn_after(psn, expect) &&
+		    sroce_comp_read_ahead(qp, wqe, pkt, expect, retry)) {
+			*placed = true;
+			return progress;
+		}
 		goto drop;
 	}
 	if (len > wqe->length - wqe->rcvd ||
 	    ((mask & SROCE_M_LAST) ? len != wqe->length - wqe->rcvd :
 				     len != mtu))
 		goto drop;
-	sroce_sge_seek(wqe->sge, wqe->num_sge, wqe->rcvd, &cur_sge, &sge_off);
-	err = sroce_sge_copy_in(qp, qp->pd, wqe->sge, wqe->num_sge, &cur_sge,
-				&sge_off, pkt->skb, pkt->payload_off, len);
-	if (err) {
+	if (sroce_comp_read_place(qp, wqe, pkt, wqe->rcvd, len)) {
 		wqe->state = SROCE_WQE_DONE;
 		wqe->status = IB_WC_LOC_PROT_ERR;
 		return true;
 	}
 	wqe->rcvd += len;
+	/* what was placed ahead of this one is in now too */
+	if (c->ooo_wqe == wqe && c->ooo_first_psn == wqe->first_psn) {
+		while (wqe->rcvd < wqe->length &&
+		       __test_and_clear_bit((wqe->rcvd / mtu) %
+					    SROCE_READ_OOO_WINDOW, c->ooo))
+			wqe->rcvd += min(mtu, wqe->length - wqe->rcvd);
+	}
 	if (wqe->rcvd == wqe->length) {
 		wqe->state = SROCE_WQE_DONE;
 		sroce_comp_rd_done(qp, wqe);
+		c->ooo_wqe = NULL;
 		if (sroce_psn_after(sroce_psn_add(wqe->last_psn, 1),
 				    qp->comp.psn))
 			qp->comp.psn = sroce_psn_add(wqe->last_psn, 1);
+	} else if (sroce_psn_after(sroce_psn_add(wqe->first_psn,
+						 wqe->rcvd / mtu),
+				   qp->comp.psn)) {
+		qp->comp.psn = sroce_psn_add(wqe->first_psn, wqe->rcvd / mtu);
 	}
 	return true;
 drop:
@@ -344,7 +404,7 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 {
 	struct sroce_qp *qp = pkt->qp;
 	u32 mask = pkt->h.info->mask, psn = pkt->h.bth.psn, old_psn;
-	bool progress = false, retry = false, ok;
+	bool progress = false, retry = false, placed = false, ok;
 
 	sroce_assert_engine(qp);
 	if (qp->type != IB_QPT_RC ||
@@ -368,7 +428,7 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 	}
 	old_psn = qp->comp.psn;
 	if (mask & SROCE_M_READ)
-		progress = sroce_comp_read_resp(qp, pkt, &retry);
+		progress = sroce_comp_read_resp(qp, pkt, &retry, &placed);
 	else if (pkt->h.bth.opcode == SROCE_OP_RC_ATOMIC_ACKNOWLEDGE)
 		progress = sroce_comp_atomic_ack(qp, pkt, &retry);
 	else if (mask & SROCE_M_ACK)
@@ -401,5 +461,6 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 			sroce_req_rewind(qp, qp->comp.psn);
 		}
 	}
-	sroce_req_timer_update(qp, progress);
+	/* data placed past a gap keeps the timer from firing while it flows */
+	sroce_req_timer_update(qp, progress || placed);
 }

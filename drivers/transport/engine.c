@@ -161,6 +161,47 @@ static void sroce_engine_rx_dups(struct sroce_qp *qp, int *budget)
 	spin_unlock_irqrestore(&qp->req_rxq.lock, flags);
 }
 
+/*
+ * Responder part of a pass: take requests until one has to wait for the
+ * READ responses ahead of it, then send those responses.  Requests come
+ * first so that a re-request or a new READ is seen while a long READ is
+ * still going out.  Returns true when it stopped with work left that no
+ * event will schedule.
+ */
+static bool sroce_engine_responder(struct sroce_qp *qp, int *budget)
+{
+	bool peeked = false, waiting;
+	struct sk_buff *skb;
+
+	while (*budget > 0 && qp->state != IB_QPS_ERR) {
+		waiting = false;
+		while (*budget > 0 && qp->state != IB_QPS_ERR &&
+		       (skb = skb_dequeue(&qp->req_rxq))) {
+			if (!sroce_engine_rx(qp, skb, true, false)) {
+				skb_queue_head(&qp->req_rxq, skb);
+				if (!peeked && skb_queue_len(&qp->req_rxq) > 1) {
+					peeked = true;
+					sroce_engine_rx_dups(qp, budget);
+				}
+				waiting = true;
+				break;
+			}
+			(*budget)--;
+		}
+		if (!sroce_resp_busy(qp) || *budget <= 0 ||
+		    qp->state == IB_QPS_ERR)
+			break;
+		if (!sroce_resp_read_run(qp, budget))
+			/* no skb room (the destructor requeues us) or memory */
+			return !READ_ONCE(qp->tx_stalled);
+		if (sroce_resp_busy(qp) && *budget > 0)
+			return true;	/* stopped on memory: next pass */
+		if (!waiting)
+			break;
+	}
+	return false;
+}
+
 /* Error state: drop what arrives, flush both queues.  Returns "more". */
 static bool sroce_engine_flush(struct sroce_qp *qp)
 {
@@ -187,7 +228,7 @@ static bool sroce_engine_flush(struct sroce_qp *qp)
 static bool sroce_engine_pass(struct sroce_qp *qp)
 {
 	int budget = SROCE_ENGINE_BUDGET;
-	bool more = false, peeked = false;
+	bool more = false;
 	struct sk_buff *skb;
 
 	if (qp->dying) {
@@ -218,29 +259,7 @@ static bool sroce_engine_pass(struct sroce_qp *qp)
 		budget--;
 	}
 
-	/* responder: a READ in progress goes out before later requests */
-	while (budget > 0 && qp->state != IB_QPS_ERR) {
-		if (sroce_resp_busy(qp) && !sroce_resp_read_run(qp, &budget)) {
-			/* no skb room (the destructor requeues us) or memory */
-			more |= !READ_ONCE(qp->tx_stalled);
-			break;
-		}
-		if (budget <= 0)
-			break;
-		skb = skb_dequeue(&qp->req_rxq);
-		if (!skb)
-			break;
-		if (!sroce_engine_rx(qp, skb, true, false)) {
-			/* it waits for the READ responses ahead of it */
-			skb_queue_head(&qp->req_rxq, skb);
-			if (!peeked && skb_queue_len(&qp->req_rxq) > 1) {
-				peeked = true;
-				sroce_engine_rx_dups(qp, &budget);
-			}
-			continue;
-		}
-		budget--;
-	}
+	more |= sroce_engine_responder(qp, &budget);
 	sroce_resp_ack_flush(qp);
 
 	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)

@@ -577,7 +577,9 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	sroce_count(qp->sdev, SROCE_CNT_RX_DUP_REQ);
 	if (pkt->h.info->mask & (SROCE_M_READ | SROCE_M_ATOMIC)) {
 		res = sroce_res_find(qp, psn);
-		if (!res)
+		/* a copy asks for what its original did, or it is forged */
+		if (!res || !(pkt->h.info->mask & SROCE_M_READ) !=
+			    (res->opcode != SROCE_OP_RC_RDMA_READ_REQUEST))
 			return;
 		if (pkt->h.info->mask & SROCE_M_ATOMIC) {
 			sroce_resp_atomic_ack(qp, res->first_psn,

@@ -49,6 +49,7 @@
 #define SROCE_FIRST_QPN		16
 #define SROCE_GSI_QPN		1
 #define SROCE_MAX_UNACKED_PSNS	256
+#define SROCE_READ_OOO_WINDOW	256	/* READ responses placed past a gap */
 #define SROCE_ACKREQ_EVERY	16	/* request an ACK at least this often */
 #define SROCE_ENGINE_BUDGET	64	/* packets handled per engine pass */
 #define SROCE_FLUSH_BUDGET	256	/* WQEs flushed per engine pass */
@@ -88,6 +89,7 @@ enum sroce_counter {
 	SROCE_CNT_RX_STALE_ACK,
 	SROCE_CNT_TX_STALL,
 	SROCE_CNT_TX_READ_RESP_START,
+	SROCE_CNT_RX_READ_AHEAD,
 	SROCE_NUM_COUNTERS,
 };
 
@@ -373,6 +375,13 @@ struct sroce_comp_state {
 	u32	psn;		/* oldest PSN not acknowledged */
 	bool	rewound;	/* went back to rewound_psn, no progress since */
 	u32	rewound_psn;
+	/*
+	 * READ responses placed ahead of a gap, bit (psn - first_psn) %
+	 * SROCE_READ_OOO_WINDOW, for the open READ ooo_wqe only.
+	 */
+	const struct sroce_swqe *ooo_wqe;
+	u32	ooo_first_psn;
+	DECLARE_BITMAP(ooo, SROCE_READ_OOO_WINDOW);
 };
 
 struct sroce_resp_state {
