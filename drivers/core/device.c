@@ -223,6 +223,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	synchronize_rcu();
 	WARN_ON(!xa_empty(&sdev->qp_xa));
 	WARN_ON(!xa_empty(&sdev->mr_xa));
+	WARN_ON(sdev->n_mcg);
 	xa_destroy(&sdev->qp_xa);
 	xa_destroy(&sdev->mr_xa);
 	xa_destroy(&sdev->ah_xa);
@@ -288,7 +289,7 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1);
-	INIT_LIST_HEAD(&sdev->mcast_list);
+	mutex_init(&sdev->mcast_mutex);
 	spin_lock_init(&sdev->mcast_lock);
 	atomic_set(&sdev->skb_out, 0);
 	spin_lock_init(&sdev->stall_lock);

@@ -41,6 +41,7 @@
 #define SROCE_MAX_SRQ		0x4000
 #define SROCE_MAX_MCAST_GRP	8192
 #define SROCE_MAX_MCAST_QP_ATTACH 16
+#define SROCE_MCG_HASH_SIZE	256	/* buckets; a power of 2 */
 #define SROCE_MCAST_QPN		0xffffff
 #define SROCE_MAX_SRQ_WR	0x4000
 #define SROCE_MAX_MR_SIZE	(1ULL << 40)
@@ -110,8 +111,13 @@ struct sroce_dev {
 	enum ib_port_state	port_state;
 	enum ib_mtu		port_mtu;	/* active MTU derived from netdev */
 
-	struct list_head	mcast_list;	/* (multicast GID, QP) pairs */
+	/* multicast groups: the mutex orders attach/detach (which sleep in
+	 * dev_mc_add), the spinlock guards the hash against the receive path
+	 */
+	struct mutex		mcast_mutex;
 	spinlock_t		mcast_lock;
+	struct hlist_head	mcg_hash[SROCE_MCG_HASH_SIZE];
+	u32			n_mcg;
 
 	atomic_t		skb_out;	/* transmitted, not yet freed */
 	spinlock_t		stall_lock;

@@ -363,6 +363,117 @@ static void t_qp_caps(struct ibv_pd *pd, struct ibv_cq *cq)
 	}
 }
 
+/* Is @mac (12 hex digits) on some netdev's multicast list? */
+static int mc_listed(const char *mac)
+{
+	char line[256];
+	FILE *f = fopen("/proc/net/dev_mcast", "r");
+	int hit = 0;
+
+	if (!f)
+		return -1;
+	while (!hit && fgets(line, sizeof(line), f))
+		hit = strstr(line, mac) != NULL;
+	fclose(f);
+	return hit;
+}
+
+static void mgid_v6(union ibv_gid *g, unsigned int i)
+{
+	/* ff0e::<i>:0:e1:e2: every one maps to the Ethernet address 33:33:00:e1:00:e2 */
+	memset(g, 0, sizeof(*g));
+	g->raw[0] = 0xff;
+	g->raw[1] = 0x0e;
+	g->raw[8] = i >> 8;
+	g->raw[9] = i;
+	g->raw[13] = 0xe1;
+	g->raw[15] = 0xe2;
+}
+
+/* Multicast attach/detach: errnos, limits, and the netdev's filter. */
+static void t_mcast(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .cap = cap_ok, .qp_type = IBV_QPT_UD,
+	};
+	union ibv_gid g4 = { .raw = { [10] = 0xff, [11] = 0xff, 239, 9, 9, 9 } }, g;
+	struct ibv_qp *ud[64], *rc;
+	int nq = dattr.max_mcast_qp_attach + 1, i, rc_err, n;
+
+	if (nq > 64 || dattr.max_mcast_grp < 1) {
+		failf("mcast_limits", "max_mcast_qp_attach %d max_mcast_grp %d",
+		      dattr.max_mcast_qp_attach, dattr.max_mcast_grp);
+		return;
+	}
+	for (i = 0; i < nq; i++) {
+		ud[i] = ibv_create_qp(pd, &ia);
+		if (!ud[i]) {
+			failf("mcast_setup", "create UD QP %d: %s", i, errname(errno));
+			while (i--)
+				ibv_destroy_qp(ud[i]);
+			return;
+		}
+	}
+	rc = mk_qp(pd, cq, cap_ok, NULL);
+	if (rc) {
+		expect_rc("mcast_attach_rc_qp", ibv_attach_mcast(rc, &g4, 0), EINVAL);
+		ibv_destroy_qp(rc);
+	}
+	expect_rc("mcast_attach_unicast_gid", ibv_attach_mcast(ud[0], &gid, 0), EINVAL);
+	expect_rc("mcast_detach_not_attached", ibv_detach_mcast(ud[0], &g4, 0), EINVAL);
+
+	expect_rc("mcast_attach", ibv_attach_mcast(ud[0], &g4, 0), 0);
+	if (mc_listed("01005e090909") == 1)
+		pass("mcast_attach_mac_on_netdev");
+	else
+		failf("mcast_attach_mac_on_netdev", "01:00:5e:09:09:09 not in /proc/net/dev_mcast");
+	expect_rc("mcast_attach_twice_ok", ibv_attach_mcast(ud[0], &g4, 0), 0);
+	for (i = 1, rc_err = 0; i < nq - 1 && !rc_err; i++)
+		rc_err = ibv_attach_mcast(ud[i], &g4, 0);
+	expect_rc("mcast_attach_qps_to_max", rc_err, 0);
+	expect_rc("mcast_attach_qp_above_max", ibv_attach_mcast(ud[nq - 1], &g4, 0), ENOMEM);
+	for (i = 0, rc_err = 0; i < nq - 1 && !rc_err; i++)
+		rc_err = ibv_detach_mcast(ud[i], &g4, 0);
+	expect_rc("mcast_detach_all", rc_err, 0);
+	if (mc_listed("01005e090909") == 0)
+		pass("mcast_detach_mac_off_netdev");
+	else
+		failf("mcast_detach_mac_off_netdev", "01:00:5e:09:09:09 still in /proc/net/dev_mcast");
+
+	/* groups up to max_mcast_grp, then ENOMEM; a destroyed QP leaves them all */
+	n = dattr.max_mcast_grp > 65536 ? 65536 : dattr.max_mcast_grp;
+	for (i = 0, rc_err = 0; i < n && !rc_err; i++) {
+		mgid_v6(&g, i);
+		rc_err = ibv_attach_mcast(ud[0], &g, 0);
+	}
+	expect_rc("mcast_attach_groups_to_max", rc_err, 0);
+	if (n == dattr.max_mcast_grp) {
+		mgid_v6(&g, n);
+		expect_rc("mcast_attach_group_above_max", ibv_attach_mcast(ud[0], &g, 0), ENOMEM);
+	}
+	/* the core refuses to destroy an attached QP */
+	expect_rc("mcast_destroy_attached_qp", ibv_destroy_qp(ud[0]), EBUSY);
+	for (i = 0, rc_err = 0; i < n && !rc_err; i++) {
+		mgid_v6(&g, i);
+		rc_err = ibv_detach_mcast(ud[0], &g, 0);
+	}
+	expect_rc("mcast_detach_groups", rc_err, 0);
+	expect_rc("mcast_destroy_detached_qp", ibv_destroy_qp(ud[0]), 0);
+	mgid_v6(&g, n);
+	expect_rc("mcast_groups_freed", ibv_attach_mcast(ud[1], &g, 0), 0);
+	if (mc_listed("333300e100e2") == 1)
+		pass("mcast_v6_mac_on_netdev");
+	else
+		failf("mcast_v6_mac_on_netdev", "33:33:00:e1:00:e2 not in /proc/net/dev_mcast");
+	expect_rc("mcast_detach_v6", ibv_detach_mcast(ud[1], &g, 0), 0);
+	for (i = 1; i < nq; i++)
+		ibv_destroy_qp(ud[i]);
+	if (mc_listed("333300e100e2") == 0)
+		pass("mcast_v6_mac_off_netdev");
+	else
+		failf("mcast_v6_mac_off_netdev", "33:33:00:e1:00:e2 still in /proc/net/dev_mcast");
+}
+
 static void t_mr(struct ibv_pd *pd)
 {
 	static char buf[8192] __attribute__((aligned(4096)));
@@ -811,6 +922,7 @@ int main(int argc, char **argv)
 	t_cq();
 	t_qp_caps(pd, cq);
 	t_mr(pd);
+	t_mcast(pd, cq);
 	t_modify(pd, cq);
 	t_srq(pd);
 	t_busy();
