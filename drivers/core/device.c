@@ -186,6 +186,8 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_TX_STALL].name = "send_stall",
 	[SROCE_CNT_TX_READ_RESP_START].name = "read_resp_start",
 	[SROCE_CNT_RX_READ_AHEAD].name = "rcvd_read_ahead",
+	[SROCE_CNT_RX_DROP_LENGTH].name = "rcvd_ud_too_long",
+	[SROCE_CNT_RX_DROP_UC_MSG].name = "rcvd_uc_msg_drop",
 };
 
 static struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -170,12 +170,16 @@ static void sroce_engine_rx_dups(struct sroce_qp *qp, int *budget)
  */
 static bool sroce_engine_responder(struct sroce_qp *qp, int *budget)
 {
+	/* at most half for requests: a flood of them must not starve the
+	 * READ responses (nor the other way round)
+	 */
+	int intake = *budget / 2;
 	bool peeked = false, waiting;
 	struct sk_buff *skb;
 
 	while (*budget > 0 && qp->state != IB_QPS_ERR) {
 		waiting = false;
-		while (*budget > 0 && qp->state != IB_QPS_ERR &&
+		while (intake > 0 && *budget > 0 && qp->state != IB_QPS_ERR &&
 		       (skb = skb_dequeue(&qp->req_rxq))) {
 			if (!sroce_engine_rx(qp, skb, true, false)) {
 				skb_queue_head(&qp->req_rxq, skb);
@@ -187,6 +191,7 @@ static bool sroce_engine_responder(struct sroce_qp *qp, int *budget)
 				break;
 			}
 			(*budget)--;
+			intake--;
 		}
 		if (!sroce_resp_busy(qp) || *budget <= 0 ||
 		    qp->state == IB_QPS_ERR)
@@ -199,7 +204,12 @@ static bool sroce_engine_responder(struct sroce_qp *qp, int *budget)
 		if (!waiting)
 			break;
 	}
-	return false;
+	if (qp->state == IB_QPS_ERR || READ_ONCE(qp->tx_stalled))
+		return false;
+	/* stopped on a share with work left: nothing else will queue us */
+	return (!intake && !skb_queue_empty(&qp->req_rxq)) ||
+	       (*budget <= 0 && (!skb_queue_empty(&qp->req_rxq) ||
+				 sroce_resp_busy(qp)));
 }
 
 /* Error state: drop what arrives, flush both queues.  Returns "more". */
@@ -227,7 +237,8 @@ static bool sroce_engine_flush(struct sroce_qp *qp)
  */
 static bool sroce_engine_pass(struct sroce_qp *qp)
 {
-	int budget = SROCE_ENGINE_BUDGET;
+	/* each part has its own share: a busy one never starves the others */
+	int budget = SROCE_ENGINE_BUDGET, rbudget, qbudget;
 	bool more = false;
 	struct sk_buff *skb;
 
@@ -259,20 +270,20 @@ static bool sroce_engine_pass(struct sroce_qp *qp)
 		budget--;
 	}
 
-	more |= sroce_engine_responder(qp, &budget);
+	if (budget <= 0)
+		more |= !skb_queue_empty(&qp->resp_rxq);
+
+	rbudget = SROCE_ENGINE_BUDGET;
+	more |= sroce_engine_responder(qp, &rbudget);
 	sroce_resp_ack_flush(qp);
 
+	qbudget = SROCE_ENGINE_BUDGET;
 	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)
-		more |= sroce_req_run(qp, &budget);
+		more |= sroce_req_run(qp, &qbudget);
 	sroce_comp_complete(qp);
 
 	if (qp->state == IB_QPS_ERR)
 		return sroce_engine_flush(qp);
-	if (budget <= 0) {
-		more |= !skb_queue_empty(&qp->resp_rxq);
-		more |= !READ_ONCE(qp->tx_stalled) &&
-			(!skb_queue_empty(&qp->req_rxq) || sroce_resp_busy(qp));
-	}
 	return more;
 }
 

@@ -55,12 +55,47 @@ static void sroce_resp_post(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	sroce_post_rcq(qp, &wc, pkt->h.bth.se);
 }
 
-/* Responder-detected error: complete the receive WQE in error, QP to ERR. */
-static void sroce_resp_fail(struct sroce_qp *qp, struct sroce_pkt *pkt,
-			    enum ib_wc_status st, bool *fatal)
+/* Forget the message being received; a held receive WQE is kept. */
+static void sroce_resp_msg_reset(struct sroce_resp_state *r)
 {
-	if (qp->resp.have_rwqe)
-		sroce_resp_post(qp, pkt, IB_WC_RECV, st, 0, false);
+	r->in_send = false;
+	r->in_write = false;
+	r->rcv_len = 0;
+	r->rcv_sge = 0;
+	r->rcv_sge_off = 0;
+}
+
+static void sroce_resp_nak(struct sroce_qp *qp, u32 psn, u8 code);
+
+/*
+ * A responder-detected error in request @pkt.  RC: NAK it with @nak,
+ * complete the receive WQE we hold with @st and end the QP, raising the
+ * affiliated event 10.10 assigns.  UC has no NAK and the sender is at
+ * fault: the message is dropped and the QP goes on, unless @local (a
+ * problem with our own receive WQE, which C10-148 makes a QP error).
+ */
+static void sroce_resp_err(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			   u8 nak, enum ib_wc_status st, bool local,
+			   bool *fatal)
+{
+	struct sroce_resp_state *r = &qp->resp;
+
+	if (qp->type == IB_QPT_UC && !local) {
+		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_UC_MSG);
+		sroce_resp_msg_reset(r);
+		return;
+	}
+	sroce_resp_nak(qp, pkt->h.bth.psn, nak);
+	if (nak == SROCE_NAK_INVALID_REQ)
+		r->fail_ev = IB_EVENT_QP_REQ_ERR;
+	else if (nak == SROCE_NAK_REM_ACCESS_ERR)
+		r->fail_ev = IB_EVENT_QP_ACCESS_ERR;
+	else if (!r->have_rwqe)
+		r->fail_ev = IB_EVENT_QP_FATAL;
+	/* otherwise the error completion below tells the consumer */
+	if (r->have_rwqe)
+		sroce_resp_post(qp, pkt, IB_WC_RECV, st ?: IB_WC_WR_FLUSH_ERR,
+				0, false);
 	*fatal = true;
 }
 
@@ -111,13 +146,14 @@ static int sroce_resp_get_rwqe(struct sroce_qp *qp)
 	if (qp->resp.have_rwqe)
 		return 0;
 	err = sroce_rq_fetch(qp, &qp->resp.rwqe);
-	if (err)
+	if (err == -ENOENT)
 		return err;
+	/* a malformed WQE is held too: the caller completes it in error */
 	qp->resp.have_rwqe = true;
 	qp->resp.rcv_len = 0;
 	qp->resp.rcv_sge = 0;
 	qp->resp.rcv_sge_off = 0;
-	return 0;
+	return err;
 }
 
 /* UD and GSI: one packet, one receive WQE, 40 bytes of GRH first. */
@@ -135,32 +171,42 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_QKEY);
 		return;
 	}
-	if (sroce_resp_get_rwqe(qp)) {
+	err = sroce_resp_get_rwqe(qp);
+	if (err == -ENOENT) {
 		/* UD has no RNR: a datagram without a receive WQE is lost */
 		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_NO_RWQE);
 		return;
 	}
-	wc.status = IB_WC_SUCCESS;
-	if (len + SROCE_GRH_BYTES > r->rwqe.length) {
-		wc.status = IB_WC_LOC_LEN_ERR;
-	} else {
-		if (pkt->net_type == SROCE_NET_TYPE_IPV6)
-			memcpy(grh, ipv6_hdr(pkt->skb), SROCE_GRH_BYTES);
-		else
-			memcpy(grh + 20, ip_hdr(pkt->skb), 20);
-		r->rcv_sge = 0;
-		r->rcv_sge_off = 0;
-		err = sroce_sge_write(qp, qp->recv_pd, r->rwqe.sge,
-				      r->rwqe.num_sge, &r->rcv_sge,
-				      &r->rcv_sge_off, grh, SROCE_GRH_BYTES);
-		if (!err)
-			err = sroce_sge_copy_in(qp, qp->recv_pd, r->rwqe.sge,
-						r->rwqe.num_sge, &r->rcv_sge,
-						&r->rcv_sge_off, pkt->skb,
-						pkt->payload_off, len);
-		if (err)
-			wc.status = IB_WC_LOC_PROT_ERR;
+	if (err) {
+		sroce_resp_err(qp, pkt, 0, IB_WC_LOC_QP_OP_ERR, true, fatal);
+		return;
 	}
+	if (len + SROCE_GRH_BYTES > r->rwqe.length) {
+		/*
+		 * The sender, not this QP, is at fault: the datagram is lost
+		 * and the WQE waits for the next one.  Failing the QP would let
+		 * one packet to QP1 end rdma_cm on the device.
+		 */
+		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_LENGTH);
+		return;
+	}
+	wc.status = IB_WC_SUCCESS;
+	if (pkt->net_type == SROCE_NET_TYPE_IPV6)
+		memcpy(grh, ipv6_hdr(pkt->skb), SROCE_GRH_BYTES);
+	else
+		memcpy(grh + 20, ip_hdr(pkt->skb), 20);
+	r->rcv_sge = 0;
+	r->rcv_sge_off = 0;
+	err = sroce_sge_write(qp, qp->recv_pd, r->rwqe.sge,
+			      r->rwqe.num_sge, &r->rcv_sge,
+			      &r->rcv_sge_off, grh, SROCE_GRH_BYTES);
+	if (!err)
+		err = sroce_sge_copy_in(qp, qp->recv_pd, r->rwqe.sge,
+					r->rwqe.num_sge, &r->rcv_sge,
+					&r->rcv_sge_off, pkt->skb,
+					pkt->payload_off, len);
+	if (err)
+		wc.status = IB_WC_LOC_PROT_ERR;
 	wc.wr_id = r->rwqe.wr_id;
 	wc.opcode = IB_WC_RECV;
 	wc.byte_len = len + SROCE_GRH_BYTES;
@@ -176,7 +222,7 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	}
 	r->have_rwqe = false;
 	sroce_post_rcq(qp, &wc, pkt->h.bth.se);
-	/* a local receive error ends the QP (C10-153) */
+	/* a bad L_Key in the WQE is a local error: it ends the QP (C10-153) */
 	if (wc.status != IB_WC_SUCCESS)
 		*fatal = true;
 }
@@ -352,8 +398,8 @@ static bool sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			    IB_ACCESS_REMOTE_READ, &mr)) {
 		if (r->rd_cur)
 			return false;
-		sroce_resp_nak(qp, pkt->h.bth.psn, SROCE_NAK_REM_ACCESS_ERR);
-		*fatal = true;
+		sroce_resp_err(qp, pkt, SROCE_NAK_REM_ACCESS_ERR, 0, false,
+			       fatal);
 		return true;
 	}
 	if (mr)
@@ -403,21 +449,20 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	u64 *p, orig;
 
 	if (a->va & 7) {
-		sroce_resp_nak(qp, psn, SROCE_NAK_INVALID_REQ);
-		*fatal = true;
+		sroce_resp_err(qp, pkt, SROCE_NAK_INVALID_REQ, 0, false, fatal);
 		return;
 	}
 	if (sroce_resp_rkey(qp, a->rkey, a->va, 8, IB_ACCESS_REMOTE_ATOMIC,
 			    &mr)) {
-		sroce_resp_nak(qp, psn, SROCE_NAK_REM_ACCESS_ERR);
-		*fatal = true;
+		sroce_resp_err(qp, pkt, SROCE_NAK_REM_ACCESS_ERR, 0, false,
+			       fatal);
 		return;
 	}
 	p = sroce_mr_atomic_ptr(mr, a->va);
 	if (!p) {
 		sroce_mr_put(mr);
-		sroce_resp_nak(qp, psn, SROCE_NAK_REM_ACCESS_ERR);
-		*fatal = true;
+		sroce_resp_err(qp, pkt, SROCE_NAK_REM_ACCESS_ERR, 0, false,
+			       fatal);
 		return;
 	}
 	spin_lock(&sroce_atomic_lock);
@@ -460,29 +505,35 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			return;
 		}
 		if (err) {
-			sroce_resp_nak(qp, pkt->h.bth.psn, SROCE_NAK_REM_OP_ERR);
-			*fatal = true;
+			sroce_resp_err(qp, pkt, SROCE_NAK_REM_OP_ERR,
+				       IB_WC_LOC_QP_OP_ERR, true, fatal);
 			return;
 		}
 		r->in_send = !(mask & SROCE_M_LAST);
 	}
+	if (mask & SROCE_M_IETH) {
+		/* no memory windows or fast-reg yet: nothing to invalidate */
+		sroce_resp_err(qp, pkt, SROCE_NAK_INVALID_REQ,
+			       IB_WC_REM_INV_REQ_ERR, false, fatal);
+		return;
+	}
 	if (len > qp->mtu || (!(mask & SROCE_M_LAST) && len != qp->mtu)) {
 		/* e.g. the peer's path MTU is larger than ours */
-		sroce_resp_nak(qp, pkt->h.bth.psn, SROCE_NAK_INVALID_REQ);
-		sroce_resp_fail(qp, pkt, IB_WC_LOC_LEN_ERR, fatal);
+		sroce_resp_err(qp, pkt, SROCE_NAK_INVALID_REQ,
+			       IB_WC_LOC_LEN_ERR, false, fatal);
 		return;
 	}
 	if (len > r->rwqe.length - r->rcv_len) {
-		sroce_resp_nak(qp, pkt->h.bth.psn, SROCE_NAK_INVALID_REQ);
-		sroce_resp_fail(qp, pkt, IB_WC_LOC_LEN_ERR, fatal);
+		sroce_resp_err(qp, pkt, SROCE_NAK_INVALID_REQ,
+			       IB_WC_LOC_LEN_ERR, false, fatal);
 		return;
 	}
 	err = sroce_sge_copy_in(qp, qp->recv_pd, r->rwqe.sge, r->rwqe.num_sge,
 				&r->rcv_sge, &r->rcv_sge_off, pkt->skb,
 				pkt->payload_off, len);
 	if (err) {
-		sroce_resp_nak(qp, pkt->h.bth.psn, SROCE_NAK_REM_OP_ERR);
-		sroce_resp_fail(qp, pkt, IB_WC_LOC_PROT_ERR, fatal);
+		sroce_resp_err(qp, pkt, SROCE_NAK_REM_OP_ERR,
+			       IB_WC_LOC_PROT_ERR, true, fatal);
 		return;
 	}
 	r->rcv_len += len;
@@ -502,17 +553,25 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	struct sroce_mr *mr = NULL;
 
 	/* take the receive WQE first so an RNR NAK has no side effects */
-	if ((mask & SROCE_M_IMMDT) && sroce_resp_get_rwqe(qp)) {
-		*rnr = true;
-		return;
+	if (mask & SROCE_M_IMMDT) {
+		int err = sroce_resp_get_rwqe(qp);
+
+		if (err == -ENOENT) {
+			*rnr = true;
+			return;
+		}
+		if (err) {
+			sroce_resp_err(qp, pkt, SROCE_NAK_REM_OP_ERR,
+				       IB_WC_LOC_QP_OP_ERR, true, fatal);
+			return;
+		}
 	}
 	if (mask & SROCE_M_FIRST) {
 		const struct sroce_reth *reth = &pkt->h.reth;
 
 		if (reth->len > (1U << 31)) {
-			sroce_resp_nak(qp, pkt->h.bth.psn,
-				       SROCE_NAK_INVALID_REQ);
-			*fatal = true;
+			sroce_resp_err(qp, pkt, SROCE_NAK_INVALID_REQ,
+				       IB_WC_REM_INV_REQ_ERR, false, fatal);
 			return;
 		}
 		r->wr_rkey = reth->rkey;
@@ -523,8 +582,8 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	}
 	if (len > r->wr_resid || ((mask & SROCE_M_LAST) && len != r->wr_resid) ||
 	    (!(mask & SROCE_M_LAST) && len != qp->mtu)) {
-		sroce_resp_nak(qp, pkt->h.bth.psn, SROCE_NAK_INVALID_REQ);
-		*fatal = true;
+		sroce_resp_err(qp, pkt, SROCE_NAK_INVALID_REQ,
+			       IB_WC_REM_INV_REQ_ERR, false, fatal);
 		return;
 	}
 	/*
@@ -537,8 +596,9 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 				      pkt->payload_off, len))) {
 		if (mr)
 			sroce_mr_put(mr);
-		sroce_resp_nak(qp, pkt->h.bth.psn, SROCE_NAK_REM_ACCESS_ERR);
-		*fatal = true;
+		/* a held write-with-immediate WQE: 11.6.2's Local Access Error */
+		sroce_resp_err(qp, pkt, SROCE_NAK_REM_ACCESS_ERR,
+			       IB_WC_LOC_ACCESS_ERR, false, fatal);
 		return;
 	}
 	if (mr)
@@ -674,23 +734,14 @@ bool sroce_resp_rcv(struct sroce_pkt *pkt)
 			goto unlock;
 		}
 		/* UC: the message in progress is lost; resync on a new one */
-		r->in_send = false;
-		r->in_write = false;
-		r->rcv_len = 0;
-		r->rcv_sge = 0;
-		r->rcv_sge_off = 0;
+		sroce_resp_msg_reset(r);
 		if (!(mask & SROCE_M_FIRST))
 			goto unlock;
 		r->epsn = psn;
 	}
 	if (!sroce_resp_seq_ok(qp, mask)) {
-		if (rc) {
-			sroce_resp_nak(qp, psn, SROCE_NAK_INVALID_REQ);
-			fatal = true;
-		} else {
-			r->in_send = false;
-			r->in_write = false;
-		}
+		sroce_resp_err(qp, pkt, SROCE_NAK_INVALID_REQ,
+			       IB_WC_REM_INV_REQ_ERR, false, &fatal);
 		goto unlock;
 	}
 
@@ -703,9 +754,9 @@ bool sroce_resp_rcv(struct sroce_pkt *pkt)
 			return false;
 	} else if ((mask & SROCE_M_ATOMIC) && rc) {
 		sroce_resp_atomic(qp, pkt, &fatal);
-	} else if (rc) {
-		sroce_resp_nak(qp, psn, SROCE_NAK_INVALID_REQ);
-		fatal = true;
+	} else {
+		sroce_resp_err(qp, pkt, SROCE_NAK_INVALID_REQ,
+			       IB_WC_REM_INV_REQ_ERR, false, &fatal);
 	}
 
 	if (rnr) {
@@ -727,7 +778,9 @@ bool sroce_resp_rcv(struct sroce_pkt *pkt)
 	}
 unlock:
 	/* responder-detected errors end the QP (and an RC connection) */
-	if (fatal)
-		sroce_qp_fail(qp, 0);
+	if (fatal) {
+		sroce_qp_fail(qp, r->fail_ev);
+		r->fail_ev = 0;
+	}
 	return true;
 }

@@ -205,6 +205,27 @@ int sroce_wqe_from_user(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	return 0;
 }
 
+/*
+ * librxe wrote these WQEs into the ring before ringing; the doorbell
+ * refused them (QP not in RTS), so the consumer was told they failed:
+ * they must never run, not even once the QP reaches RTS (C10-25, C10-29).
+ */
+static void sroce_sq_discard_user(struct sroce_qp *qp)
+{
+	struct sroce_sq *sq = &qp->sq;
+
+	mutex_lock(&qp->eng_lock);
+	/* below RTS the engine has fetched nothing: no WQE is in flight */
+	if (qp->state < IB_QPS_RTS && sq->comp == sq->head) {
+		sq->head += (sroce_queue_user_prod(&sq->q) - sq->head) &
+			    sq->q.mask;
+		sq->req = sq->head;
+		sq->comp = sq->head;
+		sroce_queue_publish_cons(&sq->q, sq->comp);
+	}
+	mutex_unlock(&qp->eng_lock);
+}
+
 int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr)
 {
@@ -217,8 +238,10 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	state = READ_ONCE(qp->state);
 	if (qp->user) {
 		/* librxe's doorbell: a post_send command with no WRs */
-		if (state < IB_QPS_RTS)
+		if (state < IB_QPS_RTS) {
+			sroce_sq_discard_user(qp);
 			return -EINVAL;
+		}
 		sroce_qp_sched(qp);
 		return 0;
 	}

@@ -91,6 +91,8 @@ enum sroce_counter {
 	SROCE_CNT_TX_STALL,
 	SROCE_CNT_TX_READ_RESP_START,
 	SROCE_CNT_RX_READ_AHEAD,
+	SROCE_CNT_RX_DROP_LENGTH,
+	SROCE_CNT_RX_DROP_UC_MSG,
 	SROCE_NUM_COUNTERS,
 };
 
@@ -411,6 +413,7 @@ struct sroce_resp_state {
 	bool	ack_pending;	/* coalesced ACK for ack_psn not sent yet */
 	u32	ack_psn;
 	struct sroce_rd_res *rd_cur;	/* oldest READ with responses to send */
+	enum ib_event_type fail_ev;	/* for sroce_qp_fail(); 0: none */
 };
 
 /* Events raised from other contexts, handled by the engine's next pass. */

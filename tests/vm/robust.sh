@@ -13,6 +13,9 @@
 #                QP once connected (both processes SIGSTOPped), loosely: it
 #                may end in ERR, rcvd_pkts must account for every packet.
 #   pkt_after_pingpong   a fresh ibv_rc_pingpong -c passes after the attacks.
+#   rdma_cm_after_gsi_big  QP1 is in RTS after pkt's gsi_big class (datagrams
+#                too long for its MAD buffers) and rping (rdma_cm, whose CM
+#                MADs use QP1) connects and verifies 5 pings.
 #   verbs_neg    tests/vm/robust/verbs_neg.c: errno and completion-status
 #                checks; each case is recorded as verbs_neg/<case>.
 #                Binary: build/robust/verbs_neg if it is newer than the
@@ -220,7 +223,7 @@ setup() {
 # live_init while the server QP waits in INIT, then live_rts once the pair is
 # connected and both processes are frozen. Per-class verdicts are the
 # "PASS/FAIL pkt_<class>" lines pktgen prints (recorded by record_cases).
-EXACT_CLASSES=(garbage opcodes truncated badpad tver pkey noqp icrc masked live_init)
+EXACT_CLASSES=(garbage opcodes truncated badpad tver pkey noqp icrc masked live_init gsi_big)
 t_pkt() {
 	local gidx spid cpid q qpn psn rc=0
 	ensure_link
@@ -262,6 +265,30 @@ t_pkt() {
 t_pkt_after_pingpong() {
 	pingpong 1024
 	assert_dmesg_clean "test pkt_after_pingpong"
+}
+
+# After pkt's gsi_big (oversized datagrams to QP1): QP1 is still in RTS and
+# rdma_cm, whose CM MADs go through it, still connects; rping -V checks
+# every byte of the ping data.
+t_rdma_cm_after_gsi_big() {
+	local a spid rc=0
+	ensure_link
+	"$RDMA" res show qp lqpn 1 | tee /tmp/qp1.txt
+	grep -q "state RTS" /tmp/qp1.txt || fail "QP1 is not in RTS after gsi_big"
+	a=$(my_ip)
+	next_port
+	rping -s -v -V -C 5 -S 64 -a "$a" -p "$_port" >/tmp/rping-srv.txt 2>&1 &
+	spid=$!
+	wait_for 20 bash -c "'$RDMA' res show cm_id | grep -q 'state LISTEN'" ||
+		{ cat /tmp/rping-srv.txt; fail "rping server did not listen"; }
+	timeout 60 rping -c -v -V -C 5 -S 64 -a "$a" -p "$_port" >/tmp/rping-cli.txt 2>&1 || rc=$?
+	wait_for 20 bash -c "! kill -0 $spid" || kill -9 "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null || true
+	cat /tmp/rping-cli.txt
+	((rc == 0)) || fail "rping client exit $rc"
+	[[ $(grep -c "ping data: rdma-ping-" /tmp/rping-cli.txt) -eq 5 ]] ||
+		fail "rping client did not verify 5 pings"
+	assert_dmesg_clean "test rdma_cm_after_gsi_big"
 }
 
 t_verbs_neg() {
@@ -745,6 +772,7 @@ if grep -q "^FAIL ${SUITE_PREFIX}setup" "$RESULTS_TXT"; then
 fi
 robust_test pkt 300 t_pkt && record_cases "$RESULTS/tests/pkt.log" pkt
 robust_test pkt_after_pingpong 120 t_pkt_after_pingpong
+robust_test rdma_cm_after_gsi_big 120 t_rdma_cm_after_gsi_big
 robust_test verbs_neg 180 t_verbs_neg && record_cases "$RESULTS/tests/verbs_neg.log" verbs_neg
 robust_test teardown_kill_write_bw 180 t_teardown_kill_write_bw
 robust_test teardown_link_rmmod 180 t_teardown_link_rmmod

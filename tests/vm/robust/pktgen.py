@@ -20,7 +20,7 @@ rcvd_pkts to account for every packet.
   pktgen.py [--dev sroce0] [--dst 10.0.0.1] [--seed N] [--check]
             [--qpn QPN] [--psn PSN] [--count N] CLASS
   CLASS: garbage | opcodes | truncated | badpad | tver | pkey | noqp |
-         live_init | live_rts | icrc | masked
+         live_init | live_rts | icrc | masked | gsi_big
 
 Stream modes (one per run, not mixed with the classes above) drive a live
 QP pair set up by tests/vm/robust/qp_helper.c, sending from the QP's peer
@@ -456,14 +456,30 @@ def c_live_rts(g, a):
                        reth=rng.choice(reths)), None
 
 
+def c_gsi_big(g, a):
+    """UD SENDs to QP1 (the GSI QP that rdma_cm's MADs use) with the GSI
+    Q_Key and a payload too long for its 256-byte MAD buffers: each costs
+    that datagram only (rcvd_ud_too_long), never the QP; a wrong Q_Key is
+    a silent drop (C10-14)."""
+    rng = g.rng
+    for i in range(60):
+        qkey = 0x80010000 if i % 6 else 0x80010001
+        deth = struct.pack("!II", qkey, rng.randrange(1 << 24))
+        n = rng.choice([300, 512, 900])
+        body = deth + rng.randbytes(n)
+        yield g.packet(0x64, 1, body=body, pad=0), \
+            "rcvd_ud_too_long" if i % 6 else "rcvd_qkey_mismatch"
+
+
 CLASSES = {
     "garbage": c_garbage, "opcodes": c_opcodes, "truncated": c_truncated,
     "badpad": c_badpad, "tver": c_tver, "pkey": c_pkey, "noqp": c_noqp,
     "icrc": c_icrc, "masked": c_masked, "live_init": c_live_init,
-    "live_rts": c_live_rts,
+    "live_rts": c_live_rts, "gsi_big": c_gsi_big,
 }
 DROP_COUNTERS = ["rcvd_malformed", "rcvd_icrc_err", "rcvd_pkey_mismatch",
-                 "rcvd_no_qp", "rcvd_bad_opcode", "rcvd_qp_state_drop"]
+                 "rcvd_no_qp", "rcvd_bad_opcode", "rcvd_qp_state_drop",
+                 "rcvd_ud_too_long", "rcvd_qkey_mismatch"]
 
 
 def sysfs_rcvd(dev):

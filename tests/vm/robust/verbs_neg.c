@@ -12,6 +12,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -631,6 +633,33 @@ static void t_busy(void)
 
 /* (i) RDMA WRITE with a wrong R_Key -> REM_ACCESS_ERR, QP -> ERR, the next
  * WRs flush. */
+/*
+ * Wait up to ms for an affiliated async event of type on qp; acks every
+ * event it reads (destroy waits for the acks).  1 = seen, 0 = not.
+ */
+static int wait_qp_event(struct ibv_qp *qp, enum ibv_event_type type, int ms,
+			 char *seen, size_t len)
+{
+	struct ibv_async_event ev;
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	int fl = fcntl(ctx->async_fd, F_GETFL), hit = 0;
+	size_t off = 0;
+
+	seen[0] = 0;
+	fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK);
+	while (!hit && poll(&pfd, 1, ms) == 1) {
+		if (ibv_get_async_event(ctx, &ev))
+			break;
+		if (off < len)
+			off += snprintf(seen + off, len - off, "%s ",
+					ibv_event_type_str(ev.event_type));
+		hit = ev.event_type == type && ev.element.qp == qp;
+		ibv_ack_async_event(&ev);
+	}
+	fcntl(ctx->async_fd, F_SETFL, fl);
+	return hit;
+}
+
 static void t_write_bad_rkey(void)
 {
 	const char *name = "wc_write_bad_rkey";
@@ -717,6 +746,21 @@ static void t_write_bad_rkey(void)
 		      i, (unsigned char)p.bufb[i]);
 	else
 		pass("wc_write_bad_rkey_no_data");
+	/* 10.10: the responder's R_Key violation is an affiliated async error */
+	{
+		char seen[256];
+
+		if (wait_qp_event(p.b, IBV_EVENT_QP_ACCESS_ERR, 5000, seen, sizeof(seen)))
+			pass("async_responder_access_err");
+		else
+			failf("async_responder_access_err", "got events [%s], expected %s on the responder QP",
+			      seen, ibv_event_type_str(IBV_EVENT_QP_ACCESS_ERR));
+		if (qp_state(p.b) != IBV_QPS_ERR)
+			failf("responder_access_err_qp_err", "responder QP state got %s, expected ERR",
+			      qps(qp_state(p.b)));
+		else
+			pass("responder_access_err_qp_err");
+	}
 out:
 	pair_down(&p);
 }
@@ -863,6 +907,93 @@ out:
 	pair_down(&p);
 }
 
+/*
+ * A WRITE posted while the QP is in RTR is refused (EINVAL) and must never
+ * run: not even once the QP reaches RTS (librxe left it in the ring).
+ */
+static void t_post_before_rts(void)
+{
+	const char *name = "post_send_rtr_refused_never_runs";
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	struct ibv_send_wr wr = {}, *bad = NULL;
+	struct ibv_sge sge;
+	struct pair p;
+	struct ibv_wc wc;
+	int r, i;
+
+	memset(&p, 0, sizeof(p));
+	p.pd = ibv_alloc_pd(ctx);
+	p.cqa = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	p.cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	p.bufa = aligned_alloc(4096, BUF);
+	p.bufb = aligned_alloc(4096, BUF);
+	if (!p.pd || !p.cqa || !p.cqb || !p.bufa || !p.bufb) {
+		failf(name, "setup: %s", strerror(errno));
+		goto out;
+	}
+	p.a = mk_qp(p.pd, p.cqa, cap_ok, NULL);
+	p.b = mk_qp(p.pd, p.cqb, cap_ok, NULL);
+	memset(p.bufa, 0x5c, BUF);
+	memset(p.bufb, 0xbb, BUF);
+	p.mra = ibv_reg_mr(p.pd, p.bufa, BUF, acc);
+	p.mrb = ibv_reg_mr(p.pd, p.bufb, BUF, acc);
+	if (!p.a || !p.b || !p.mra || !p.mrb ||
+	    to_init(p.a, acc) || to_init(p.b, acc) ||
+	    to_rtr(p.a, p.b->qp_num, 0x1000)) {
+		failf(name, "setup: %s", strerror(errno));
+		goto out;
+	}
+	sge = (struct ibv_sge){ (uintptr_t)p.bufa, 4096, p.mra->lkey };
+	wr.wr_id = 1;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)p.bufb;
+	wr.wr.rdma.rkey = p.mrb->rkey;
+	for (i = 0, r = 0; i < 3 && r != EINVAL; i++)
+		r = ibv_post_send(p.a, &wr, &bad);
+	if (r != EINVAL) {
+		failf(name, "post_send in RTR: got %s, expected EINVAL", errname(r));
+		goto out;
+	}
+	if (to_rtr(p.b, p.a->qp_num, 0x2000) || to_rts(p.a, 0x2000, 7) ||
+	    to_rts(p.b, 0x1000, 7)) {
+		failf(name, "setup: to RTS: %s", strerror(errno));
+		goto out;
+	}
+	/* a good WRITE elsewhere: it alone may complete */
+	wr.wr_id = 2;
+	wr.wr.rdma.remote_addr = (uintptr_t)p.bufb + 8192;
+	r = ibv_post_send(p.a, &wr, &bad);
+	if (r) {
+		failf(name, "post_send in RTS: got %s, expected 0", errname(r));
+		goto out;
+	}
+	r = poll1(p.cqa, &wc, 20000);
+	if (r != 1 || wc.status != IBV_WC_SUCCESS || wc.wr_id != 2) {
+		failf(name, "first completion: got %s wr_id %llu, expected success of wr_id 2",
+		      r == 1 ? st(wc.status) : "none", r == 1 ? (unsigned long long)wc.wr_id : 0ULL);
+		goto out;
+	}
+	if (poll1(p.cqa, &wc, 1000) == 1) {
+		failf(name, "got a second completion (wr_id %llu %s): the refused WRITE ran",
+		      (unsigned long long)wc.wr_id, st(wc.status));
+		goto out;
+	}
+	for (i = 0; i < 4096; i++)
+		if ((unsigned char)p.bufb[i] != 0xbb)
+			break;
+	if (i < 4096)
+		failf(name, "target byte %d was written by the refused WRITE", i);
+	else if ((unsigned char)p.bufb[8192] != 0x5c || (unsigned char)p.bufb[8192 + 4095] != 0x5c)
+		failf(name, "the accepted WRITE did not land");
+	else
+		pass(name);
+out:
+	pair_down(&p);
+}
+
 int main(int argc, char **argv)
 {
 	const char *devname = "sroce0";
@@ -927,6 +1058,7 @@ int main(int argc, char **argv)
 	t_srq(pd);
 	t_busy();
 	t_write_ok();
+	t_post_before_rts();
 	t_write_bad_rkey();
 	t_rnr();
 	t_read_bad_lkey_range();
