@@ -434,7 +434,14 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 	else if (mask & SROCE_M_ACK)
 		progress = sroce_comp_ack(qp, pkt, &retry);
 	/* an ACK inside a long message is progress too, not just a WQE done */
-	progress |= sroce_psn_after(qp->comp.psn, old_psn);
+	if (sroce_psn_after(qp->comp.psn, old_psn)) {
+		progress = true;
+		/* each acknowledged PSN opens the window by one (slow start) */
+		if (qp->req.cwnd)
+			qp->req.cwnd = min_t(u32, SROCE_MAX_UNACKED_PSNS,
+					     qp->req.cwnd +
+					     sroce_psn_diff(qp->comp.psn, old_psn));
+	}
 
 	if (progress) {
 		/* both retry budgets are per message: refill on progress */

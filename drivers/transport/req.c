@@ -61,6 +61,19 @@ static u8 sroce_req_opcode(const struct sroce_qp *qp,
 	}
 }
 
+/*
+ * How many PSNs may be unacknowledged.  A go-back shrinks it to
+ * SROCE_CWND_MIN and acknowledged PSNs grow it back: resending the whole
+ * window after every loss would bury the responder under copies it must
+ * drop (with reordering nearly all of them), and the retransmissions it
+ * needs would then be lost in its full receive queue.
+ */
+static s32 sroce_req_window(const struct sroce_qp *qp)
+{
+	/* signed: after a go-back the next PSN can be behind comp.psn */
+	return qp->req.cwnd ?: SROCE_MAX_UNACKED_PSNS;
+}
+
 /* One request packet went out with @psn: window bookkeeping and timer. */
 static void sroce_req_sent(struct sroce_qp *qp, u32 psn)
 {
@@ -126,11 +139,27 @@ static int sroce_req_send_seg(struct sroce_qp *qp, struct sroce_swqe *wqe,
 
 	h.bth.opcode = sroce_req_opcode(qp, wqe, first, last);
 	h.bth.psn = ud ? qp->req.psn : sroce_psn_add(wqe->first_psn, off / mtu);
+	/*
+	 * Acknowledged since the go-back that queued it again: the responder
+	 * has it.  The last packet still goes, so its ACK completes the WQE.
+	 */
+	if (qp->type == IB_QPT_RC && !last &&
+	    sroce_psn_before(h.bth.psn, qp->comp.psn)) {
+		wqe->sent += len;
+		if (!wqe->is_inline)
+			sroce_sge_seek(wqe->sge, wqe->num_sge, wqe->sent,
+				       &wqe->cur_sge, &wqe->sge_off);
+		qp->req.psn = sroce_psn_add(h.bth.psn, 1);
+		return 0;
+	}
 	h.bth.dqpn = ud ? wqe->remote_qpn : qp->dest_qpn;
 	h.bth.se = last && (wqe->send_flags & IB_SEND_SOLICITED) &&
 		   wqe->opcode != IB_WR_RDMA_WRITE;
+	/* ask for an ACK on the last packet the window lets out, too */
 	if (qp->type == IB_QPT_RC &&
-	    (last || ++qp->req.pkts_since_ackreq >= SROCE_ACKREQ_EVERY)) {
+	    (last || ++qp->req.pkts_since_ackreq >= SROCE_ACKREQ_EVERY ||
+	     sroce_psn_diff(h.bth.psn, qp->comp.psn) + 1 >=
+	     sroce_req_window(qp))) {
 		h.bth.ackreq = true;
 		qp->req.pkts_since_ackreq = 0;
 	}
@@ -266,7 +295,7 @@ bool sroce_req_run(struct sroce_qp *qp, int *budget)
 		}
 		if (rc) {
 			if (sroce_psn_diff(qp->req.psn, qp->comp.psn) >=
-			    SROCE_MAX_UNACKED_PSNS)
+			    sroce_req_window(qp))
 				break;
 			if (sroce_wqe_is_rd_atomic(wqe) && !wqe->rd_counted &&
 			    qp->req.rd_outstanding >= qp->max_rd_atomic)
@@ -334,6 +363,7 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 		end++;
 	/* nothing is outstanding after the rewind: recount as resent */
 	qp->req.rd_outstanding = 0;
+	qp->req.cwnd = SROCE_CWND_MIN;
 	for (i = sq->comp; i != end; i++) {
 		struct sroce_swqe *wqe = &sq->kwqe[i & (sq->slots - 1)];
 

@@ -20,6 +20,7 @@ void sroce_resp_reset(struct sroce_qp *qp)
 	struct sroce_resp_state *r = &qp->resp;
 
 	r->epsn = 0;
+	r->epsn64 = 0;
 	r->msn = 0;
 	r->nak_seq_sent = false;
 	r->in_send = false;
@@ -227,17 +228,33 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		*fatal = true;
 }
 
+/* RC requests are taken in order: epsn only moves forward. */
+static void sroce_resp_epsn_set(struct sroce_resp_state *r, u32 psn)
+{
+	r->epsn64 += (psn - r->epsn) & SROCE_PSN_MASK;
+	r->epsn = psn;
+}
+
+/*
+ * The READ/atomic a duplicate at @psn repeats.  Compared on the 64-bit
+ * scale: after 2^24 PSNs an old entry has the same 24-bit PSNs as a new
+ * one and would answer with another request's data or result.
+ */
 static struct sroce_rd_res *sroce_res_find(struct sroce_qp *qp, u32 psn)
 {
+	struct sroce_resp_state *r = &qp->resp;
+	u64 psn64 = r->epsn64 + sroce_psn_diff(psn, r->epsn);
 	u32 i;
 
 	for (i = 0; i < SROCE_MAX_RD_ATOMIC; i++) {
-		struct sroce_rd_res *res = &qp->resp.res[i];
+		struct sroce_rd_res *res = &r->res[i];
+		u64 last64;
 
-		if (res->valid &&
-		    sroce_psn_in_window(psn, res->first_psn,
-					sroce_psn_diff(res->last_psn,
-						       res->first_psn) + 1))
+		if (!res->valid)
+			continue;
+		last64 = res->first64 +
+			 sroce_psn_diff(res->last_psn, res->first_psn);
+		if (psn64 >= res->first64 && psn64 <= last64)
 			return res;
 	}
 	return NULL;
@@ -409,13 +426,14 @@ static bool sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	res->valid = true;
 	res->opcode = pkt->h.bth.opcode;
 	res->first_psn = pkt->h.bth.psn;
+	res->first64 = r->epsn64;
 	res->last_psn = sroce_psn_add(res->first_psn, npkts - 1);
 	res->va = reth->va;
 	res->rkey = reth->rkey;
 	res->length = reth->len;
 	r->msn++;
 	res->msn = r->msn;
-	r->epsn = sroce_psn_add(res->last_psn, 1);
+	sroce_resp_epsn_set(r, sroce_psn_add(res->last_psn, 1));
 	sroce_resp_read_arm(qp, res, res->first_psn);
 	return true;
 }
@@ -483,11 +501,12 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	res->pending = false;
 	res->opcode = pkt->h.bth.opcode;
 	res->first_psn = psn;
+	res->first64 = r->epsn64;
 	res->last_psn = psn;
 	res->length = 0;
 	res->atomic_orig = orig;
 	r->msn++;
-	r->epsn = sroce_psn_add(psn, 1);
+	sroce_resp_epsn_set(r, sroce_psn_add(psn, 1));
 	sroce_resp_atomic_ack(qp, psn, orig);
 }
 
@@ -772,7 +791,7 @@ bool sroce_resp_rcv(struct sroce_pkt *pkt)
 		goto unlock;
 	r->nak_seq_sent = false;
 	if (!(mask & (SROCE_M_READ | SROCE_M_ATOMIC))) {
-		r->epsn = sroce_psn_add(psn, 1);
+		sroce_resp_epsn_set(r, sroce_psn_add(psn, 1));
 		if (rc && pkt->h.bth.ackreq)
 			sroce_resp_ack(qp, psn);
 	}

@@ -350,8 +350,10 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->max_dest_rd_atomic = max_t(u8, attr->max_dest_rd_atomic, 1);
 	if (mask & IB_QP_DEST_QPN)
 		qp->dest_qpn = attr->dest_qp_num;
-	if (mask & IB_QP_RQ_PSN)
+	if (mask & IB_QP_RQ_PSN) {
 		qp->resp.epsn = attr->rq_psn & SROCE_PSN_MASK;
+		qp->resp.epsn64 = qp->resp.epsn;
+	}
 	if (mask & IB_QP_SQ_PSN) {
 		qp->req.psn = attr->sq_psn & SROCE_PSN_MASK;
 		qp->req.max_psn = qp->req.psn;

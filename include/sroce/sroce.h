@@ -52,6 +52,7 @@
 #define SROCE_MAX_UNACKED_PSNS	256
 #define SROCE_READ_OOO_WINDOW	256	/* READ responses placed past a gap */
 #define SROCE_ACKREQ_EVERY	16	/* request an ACK at least this often */
+#define SROCE_CWND_MIN		16	/* window right after a go-back */
 #define SROCE_ENGINE_BUDGET	64	/* packets handled per engine pass */
 #define SROCE_FLUSH_BUDGET	256	/* WQEs flushed per engine pass */
 #define SROCE_FETCH_BUDGET	64	/* user WQEs copied per engine pass */
@@ -358,6 +359,7 @@ struct sroce_rd_res {
 	u8	opcode;
 	u32	first_psn;
 	u32	last_psn;
+	u64	first64;	/* first_psn on the responder's epsn64 scale */
 	u32	start_psn;	/* where the (re)play began: FIRST/ONLY */
 	u32	next_psn;
 	u32	msn;		/* the MSN its responses carry */
@@ -373,6 +375,7 @@ struct sroce_req_state {
 	u32	ssn;
 	u32	rd_outstanding;	/* read/atomic requests in flight */
 	u32	pkts_since_ackreq;
+	u32	cwnd;		/* PSNs that may be unacknowledged; 0: all */
 	bool	need_retry;
 	bool	rnr_wait;
 	u8	retry_cnt;
@@ -394,6 +397,9 @@ struct sroce_comp_state {
 
 struct sroce_resp_state {
 	u32	epsn;		/* expected request PSN */
+	u64	epsn64;		/* epsn counting wraps: a re-request is never
+				 * matched to a READ/atomic 2^24 PSNs older
+				 */
 	u32	msn;
 	bool	nak_seq_sent;	/* one NAK per sequence error */
 	bool	in_send;	/* multi-packet send in progress */
