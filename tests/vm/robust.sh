@@ -172,8 +172,12 @@ pingpong() { # size
 	ibv_rc_pingpong -d "$DEV" -g "$gidx" -c -s "$n" -n "$PP_ITERS" -p "$_port" >/tmp/pp-srv.txt 2>&1 &
 	spid=$!
 	wait_port "$_port" 30 || { cat /tmp/pp-srv.txt; fail "pingpong server did not listen"; }
-	out=$(timeout 120 ibv_rc_pingpong -d "$DEV" -g "$gidx" -c -s "$n" -n "$PP_ITERS" -p "$_port" 127.0.0.1 2>&1) ||
-		{ echo "$out"; echo "--- server:"; cat /tmp/pp-srv.txt; fail "ibv_rc_pingpong -c -s $n client failed"; }
+	# 60 s, well inside the test's bound: a hang is reported with the
+	# QPs' states and the counters, not just killed
+	out=$(timeout 60 ibv_rc_pingpong -d "$DEV" -g "$gidx" -c -s "$n" -n "$PP_ITERS" -p "$_port" 127.0.0.1 2>&1) ||
+		{ echo "$out"; echo "--- server:"; cat /tmp/pp-srv.txt; qp_list
+		  "$RDMA" statistic show link "$DEV/1"
+		  fail "ibv_rc_pingpong -c -s $n client failed"; }
 	echo "client: $out"
 	wait_for 60 bash -c "! kill -0 $spid" || fail "pingpong server did not finish"
 	wait "$spid" || { cat /tmp/pp-srv.txt; fail "ibv_rc_pingpong server -s $n exited non-zero"; }
