@@ -66,39 +66,6 @@ static void sroce_resp_msg_reset(struct sroce_resp_state *r)
 	r->rcv_sge_off = 0;
 }
 
-static void sroce_resp_nak(struct sroce_qp *qp, u32 psn, u8 code);
-
-/*
- * A responder-detected error in request @pkt.  RC: NAK it with @nak,
- * complete the receive WQE we hold with @st and end the QP, raising the
- * affiliated event 10.10 assigns.  UC has no NAK and the sender is at
- * fault: the message is dropped and the QP goes on, unless @local (a
- * problem with our own receive WQE, which C10-148 makes a QP error).
- */
-static void sroce_resp_err(struct sroce_qp *qp, struct sroce_pkt *pkt,
-			   u8 nak, enum ib_wc_status st, bool local,
-			   bool *fatal)
-{
-	struct sroce_resp_state *r = &qp->resp;
-
-	if (qp->type == IB_QPT_UC && !local) {
-		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_UC_MSG);
-		sroce_resp_msg_reset(r);
-		return;
-	}
-	sroce_resp_nak(qp, pkt->h.bth.psn, nak);
-	if (nak == SROCE_NAK_INVALID_REQ)
-		r->fail_ev = IB_EVENT_QP_REQ_ERR;
-	else if (nak == SROCE_NAK_REM_ACCESS_ERR)
-		r->fail_ev = IB_EVENT_QP_ACCESS_ERR;
-	else if (!r->have_rwqe)
-		r->fail_ev = IB_EVENT_QP_FATAL;
-	/* otherwise the error completion below tells the consumer */
-	if (r->have_rwqe)
-		sroce_resp_post(qp, pkt, IB_WC_RECV, st ?: IB_WC_WR_FLUSH_ERR,
-				0, false);
-	*fatal = true;
-}
 
 /* Send the coalesced ACK now: before any other response, and per pass. */
 void sroce_resp_ack_flush(struct sroce_qp *qp)
@@ -140,6 +107,38 @@ static void sroce_resp_nak(struct sroce_qp *qp, u32 psn, u8 code)
 	sroce_send_ack(qp, psn, sroce_aeth_syn_nak(code));
 }
 
+/*
+ * A responder-detected error in request @pkt.  RC: NAK it with @nak,
+ * complete the receive WQE we hold with @st and end the QP, raising the
+ * affiliated event 10.10 assigns.  UC has no NAK and the sender is at
+ * fault: the message is dropped and the QP goes on, unless @local (a
+ * problem with our own receive WQE, which C10-148 makes a QP error).
+ */
+static void sroce_resp_err(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			   u8 nak, enum ib_wc_status st, bool local,
+			   bool *fatal)
+{
+	struct sroce_resp_state *r = &qp->resp;
+
+	if (qp->type == IB_QPT_UC && !local) {
+		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_UC_MSG);
+		sroce_resp_msg_reset(r);
+		return;
+	}
+	sroce_resp_nak(qp, pkt->h.bth.psn, nak);
+	if (nak == SROCE_NAK_INVALID_REQ)
+		r->fail_ev = IB_EVENT_QP_REQ_ERR;
+	else if (nak == SROCE_NAK_REM_ACCESS_ERR)
+		r->fail_ev = IB_EVENT_QP_ACCESS_ERR;
+	else if (!r->have_rwqe)
+		r->fail_ev = IB_EVENT_QP_FATAL;
+	/* otherwise the error completion below tells the consumer */
+	if (r->have_rwqe)
+		sroce_resp_post(qp, pkt, IB_WC_RECV, st ?: IB_WC_WR_FLUSH_ERR,
+				0, false);
+	*fatal = true;
+}
+
 static int sroce_resp_get_rwqe(struct sroce_qp *qp)
 {
 	int err;
@@ -155,6 +154,28 @@ static int sroce_resp_get_rwqe(struct sroce_qp *qp)
 	qp->resp.rcv_sge = 0;
 	qp->resp.rcv_sge_off = 0;
 	return err;
+}
+
+/*
+ * SEND and WRITE-with-immediate: the receive WQE the message lands in.
+ * None posted is an RNR NAK; a malformed one completes in error and ends
+ * the QP.  Returns true when the caller may go on.
+ */
+static bool sroce_resp_take_rwqe(struct sroce_qp *qp, struct sroce_pkt *pkt,
+				 bool *fatal, bool *rnr)
+{
+	int err = sroce_resp_get_rwqe(qp);
+
+	if (err == -ENOENT) {
+		*rnr = true;
+		return false;
+	}
+	if (err) {
+		sroce_resp_err(qp, pkt, SROCE_NAK_REM_OP_ERR,
+			       IB_WC_LOC_QP_OP_ERR, true, fatal);
+		return false;
+	}
+	return true;
 }
 
 /* UD and GSI: one packet, one receive WQE, 40 bytes of GRH first. */
@@ -518,16 +539,8 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	int err;
 
 	if (mask & SROCE_M_FIRST) {
-		err = sroce_resp_get_rwqe(qp);
-		if (err == -ENOENT) {
-			*rnr = true;
+		if (!sroce_resp_take_rwqe(qp, pkt, fatal, rnr))
 			return;
-		}
-		if (err) {
-			sroce_resp_err(qp, pkt, SROCE_NAK_REM_OP_ERR,
-				       IB_WC_LOC_QP_OP_ERR, true, fatal);
-			return;
-		}
 		r->in_send = !(mask & SROCE_M_LAST);
 	}
 	if (mask & SROCE_M_IETH) {
@@ -572,19 +585,8 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	struct sroce_mr *mr = NULL;
 
 	/* take the receive WQE first so an RNR NAK has no side effects */
-	if (mask & SROCE_M_IMMDT) {
-		int err = sroce_resp_get_rwqe(qp);
-
-		if (err == -ENOENT) {
-			*rnr = true;
-			return;
-		}
-		if (err) {
-			sroce_resp_err(qp, pkt, SROCE_NAK_REM_OP_ERR,
-				       IB_WC_LOC_QP_OP_ERR, true, fatal);
-			return;
-		}
-	}
+	if ((mask & SROCE_M_IMMDT) && !sroce_resp_take_rwqe(qp, pkt, fatal, rnr))
+		return;
 	if (mask & SROCE_M_FIRST) {
 		const struct sroce_reth *reth = &pkt->h.reth;
 

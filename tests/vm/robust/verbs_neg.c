@@ -197,7 +197,8 @@ struct pair {
 
 #define BUF 65536
 
-static int pair_up(const char *name, struct pair *p, int rnr_retry)
+/* PD, CQs, two RC QPs in INIT, buffers (a: 0xaa, b: 0xbb) and their MRs. */
+static int pair_alloc(const char *name, struct pair *p)
 {
 	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		  IBV_ACCESS_REMOTE_READ;
@@ -227,8 +228,22 @@ static int pair_up(const char *name, struct pair *p, int rnr_retry)
 		failf(name, "setup: reg_mr failed: %s", strerror(errno));
 		return -1;
 	}
-	rc = to_init(p->a, acc) ?: to_init(p->b, acc) ?:
-	     to_rtr(p->a, p->b->qp_num, 0x1000) ?:
+	rc = to_init(p->a, acc) ?: to_init(p->b, acc);
+	if (rc) {
+		failf(name, "setup: to INIT failed: %s", errname(rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* pair_alloc(), then the loopback pair connected and in RTS. */
+static int pair_up(const char *name, struct pair *p, int rnr_retry)
+{
+	int rc;
+
+	if (pair_alloc(name, p))
+		return -1;
+	rc = to_rtr(p->a, p->b->qp_num, 0x1000) ?:
 	     to_rtr(p->b, p->a->qp_num, 0x2000) ?:
 	     to_rts(p->a, 0x2000, rnr_retry) ?: to_rts(p->b, 0x1000, rnr_retry);
 	if (rc) {
@@ -914,33 +929,17 @@ out:
 static void t_post_before_rts(void)
 {
 	const char *name = "post_send_rtr_refused_never_runs";
-	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 	struct ibv_send_wr wr = {}, *bad = NULL;
 	struct ibv_sge sge;
 	struct pair p;
 	struct ibv_wc wc;
 	int r, i;
 
-	memset(&p, 0, sizeof(p));
-	p.pd = ibv_alloc_pd(ctx);
-	p.cqa = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	p.cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	p.bufa = aligned_alloc(4096, BUF);
-	p.bufb = aligned_alloc(4096, BUF);
-	if (!p.pd || !p.cqa || !p.cqb || !p.bufa || !p.bufb) {
-		failf(name, "setup: %s", strerror(errno));
+	if (pair_alloc(name, &p))
 		goto out;
-	}
-	p.a = mk_qp(p.pd, p.cqa, cap_ok, NULL);
-	p.b = mk_qp(p.pd, p.cqb, cap_ok, NULL);
 	memset(p.bufa, 0x5c, BUF);
-	memset(p.bufb, 0xbb, BUF);
-	p.mra = ibv_reg_mr(p.pd, p.bufa, BUF, acc);
-	p.mrb = ibv_reg_mr(p.pd, p.bufb, BUF, acc);
-	if (!p.a || !p.b || !p.mra || !p.mrb ||
-	    to_init(p.a, acc) || to_init(p.b, acc) ||
-	    to_rtr(p.a, p.b->qp_num, 0x1000)) {
-		failf(name, "setup: %s", strerror(errno));
+	if (to_rtr(p.a, p.b->qp_num, 0x1000)) {
+		failf(name, "setup: to RTR: %s", strerror(errno));
 		goto out;
 	}
 	sge = (struct ibv_sge){ (uintptr_t)p.bufa, 4096, p.mra->lkey };
