@@ -25,9 +25,15 @@ static enum ib_wc_opcode sroce_wc_opcode(u32 wr_opcode)
 	}
 }
 
-static void sroce_comp_post(struct sroce_qp *qp, struct sroce_swqe *wqe,
-			    enum ib_wc_status status)
+/*
+ * Free the WQE's slot, then post its completion: a consumer that posts
+ * again from its completion handler must find the slot free (the user
+ * ring's consumer index is published first, as librxe checks it).
+ */
+static void sroce_comp_retire(struct sroce_qp *qp, struct sroce_swqe *wqe,
+			      enum ib_wc_status status, bool post)
 {
+	struct sroce_sq *sq = &qp->sq;
 	struct ib_wc wc = {
 		.wr_id = wqe->wr_id,
 		.status = status,
@@ -37,7 +43,13 @@ static void sroce_comp_post(struct sroce_qp *qp, struct sroce_swqe *wqe,
 		.port_num = 1,
 	};
 
-	sroce_post_scq(qp, &wc);
+	wqe->rd_counted = false;
+	/* release: post_send reuses the slot once it sees comp move */
+	smp_store_release(&sq->comp, sq->comp + 1);
+	if (qp->user)
+		sroce_queue_publish_cons(&sq->q, sq->comp);
+	if (post)
+		sroce_post_scq(qp, &wc);
 }
 
 /* A WQE answered with data no longer holds a max_rd_atomic slot. */
@@ -53,7 +65,7 @@ static void sroce_comp_rd_done(struct sroce_qp *qp, struct sroce_swqe *wqe)
 void sroce_comp_complete(struct sroce_qp *qp)
 {
 	struct sroce_sq *sq = &qp->sq;
-	bool failed = false, progress = false;
+	bool failed = false;
 
 	sroce_assert_engine(qp);
 	while (sq->comp != sq->req) {
@@ -63,20 +75,13 @@ void sroce_comp_complete(struct sroce_qp *qp)
 			break;
 		/* a READ/atomic failed before its answer still held a slot */
 		sroce_comp_rd_done(qp, wqe);
-		if (wqe->status != IB_WC_SUCCESS ||
-		    qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
-		    (wqe->send_flags & IB_SEND_SIGNALED))
-			sroce_comp_post(qp, wqe, wqe->status);
-		/* release: post_send reuses the slot once it sees comp move */
-		smp_store_release(&sq->comp, sq->comp + 1);
-		progress = true;
-		if (wqe->status != IB_WC_SUCCESS) {
-			failed = true;
+		failed = wqe->status != IB_WC_SUCCESS;
+		sroce_comp_retire(qp, wqe, wqe->status, failed ||
+				  qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
+				  (wqe->send_flags & IB_SEND_SIGNALED));
+		if (failed)
 			break;
-		}
 	}
-	if (progress && qp->user)
-		sroce_queue_publish_cons(&sq->q, sq->comp);
 	/* the completion reports the cause: no affiliated event (10.10.2) */
 	if (failed)
 		sroce_qp_fail(qp, 0);
@@ -107,13 +112,11 @@ bool sroce_comp_flush_sq(struct sroce_qp *qp)
 		}
 		if (wqe->state != SROCE_WQE_DONE ||
 		    wqe->status != IB_WC_SUCCESS)
-			sroce_comp_post(qp, wqe, IB_WC_WR_FLUSH_ERR);
-		else if (qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
-			 (wqe->send_flags & IB_SEND_SIGNALED))
-			sroce_comp_post(qp, wqe, IB_WC_SUCCESS);
-		wqe->rd_counted = false;
-		/* release: the slot is free for post_send once comp passes it */
-		smp_store_release(&sq->comp, sq->comp + 1);
+			sroce_comp_retire(qp, wqe, IB_WC_WR_FLUSH_ERR, true);
+		else
+			sroce_comp_retire(qp, wqe, IB_WC_SUCCESS,
+					  qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
+					  (wqe->send_flags & IB_SEND_SIGNALED));
 	}
 	sq->req = sq->comp;
 	qp->req.rd_outstanding = 0;
@@ -122,16 +125,19 @@ bool sroce_comp_flush_sq(struct sroce_qp *qp)
 	return more;
 }
 
-static struct sroce_swqe *sroce_comp_first_open(struct sroce_qp *qp)
+/* The oldest WQE with packets sent and no answer yet, even partly sent. */
+static struct sroce_swqe *sroce_comp_first_open(struct sroce_qp *qp, u32 *idx)
 {
 	struct sroce_sq *sq = &qp->sq;
-	u32 i;
+	u32 i, end = sroce_req_sent_end(qp);
 
-	for (i = sq->comp; i != sq->req; i++) {
+	for (i = sq->comp; i != end; i++) {
 		struct sroce_swqe *wqe = &sq->kwqe[i & (sq->slots - 1)];
 
-		if (wqe->state != SROCE_WQE_DONE)
+		if (wqe->state != SROCE_WQE_DONE) {
+			*idx = i;
 			return wqe;
+		}
 	}
 	return NULL;
 }
@@ -196,14 +202,19 @@ static enum ib_wc_status sroce_nak_status(u8 code)
 static bool sroce_comp_fail_open(struct sroce_qp *qp, u32 psn,
 				 enum ib_wc_status st)
 {
-	struct sroce_swqe *wqe = sroce_comp_first_open(qp);
+	struct sroce_swqe *wqe;
+	u32 idx;
 
+	wqe = sroce_comp_first_open(qp, &idx);
 	if (!wqe || !sroce_psn_in_window(psn, wqe->first_psn, wqe->npkts)) {
 		sroce_count(qp->sdev, SROCE_CNT_RX_STALE_ACK);
 		return false;
 	}
 	wqe->state = SROCE_WQE_DONE;
 	wqe->status = st;
+	/* a partly sent message ends here: the completer must reach it */
+	if (idx == qp->sq.req)
+		qp->sq.req++;
 	return true;
 }
 
@@ -305,10 +316,11 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	struct sroce_comp_state *c = &qp->comp;
 	struct sroce_swqe *wqe;
 	bool progress;
+	u32 idx;
 
 	progress = sroce_comp_ack_through(qp, sroce_psn_add(psn, SROCE_PSN_MASK),
 					  retry);
-	wqe = sroce_comp_first_open(qp);
+	wqe = sroce_comp_first_open(qp, &idx);
 	if (!wqe || wqe->opcode != IB_WR_RDMA_READ ||
 	    !sroce_psn_in_window(psn, wqe->first_psn, wqe->npkts))
 		goto drop;
@@ -359,13 +371,13 @@ drop:
 static bool sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
 				  bool *retry)
 {
-	u32 psn = pkt->h.bth.psn, cur_sge = 0, sge_off = 0;
+	u32 psn = pkt->h.bth.psn, cur_sge = 0, sge_off = 0, idx;
 	struct sroce_swqe *wqe;
 	bool progress;
 
 	progress = sroce_comp_ack_through(qp, sroce_psn_add(psn, SROCE_PSN_MASK),
 					  retry);
-	wqe = sroce_comp_first_open(qp);
+	wqe = sroce_comp_first_open(qp, &idx);
 	if (!wqe || wqe->first_psn != psn ||
 	    (wqe->opcode != IB_WR_ATOMIC_CMP_AND_SWP &&
 	     wqe->opcode != IB_WR_ATOMIC_FETCH_AND_ADD)) {

@@ -88,18 +88,26 @@ static void sroce_req_sent(struct sroce_qp *qp, u32 psn)
 			  jiffies + sroce_retrans_jiffies(qp));
 }
 
+/*
+ * One past the last WQE with packets on the wire: sq->req, or the WQE at
+ * sq->req when it is partly sent (a window smaller than the message).
+ */
+u32 sroce_req_sent_end(struct sroce_qp *qp)
+{
+	struct sroce_sq *sq = &qp->sq;
+	struct sroce_swqe *wqe = &sq->kwqe[sq->req & (sq->slots - 1)];
+
+	/* acquire: a kernel poster's WQE is visible once head shows it */
+	if (sq->req != smp_load_acquire(&sq->head) && wqe->npkts &&
+	    wqe->state != SROCE_WQE_DONE)
+		return sq->req + 1;
+	return sq->req;
+}
+
 /* Has any request been sent that is not yet answered? */
 bool sroce_req_outstanding(struct sroce_qp *qp)
 {
-	struct sroce_sq *sq = &qp->sq;
-	u32 head;
-
-	/* acquire: a kernel poster's WQE is visible once head shows it */
-	head = smp_load_acquire(&sq->head);
-	return sq->comp != sq->req ||
-	       (sq->req != head &&
-		sq->kwqe[sq->req & (sq->slots - 1)].npkts &&
-		sq->kwqe[sq->req & (sq->slots - 1)].state != SROCE_WQE_DONE);
+	return qp->sq.comp != sroce_req_sent_end(qp);
 }
 
 /*
@@ -353,14 +361,10 @@ bool sroce_req_run(struct sroce_qp *qp, int *budget)
 void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 {
 	struct sroce_sq *sq = &qp->sq;
-	u32 i, end = sq->req, mtu = sroce_req_mtu(qp);
+	u32 i, end = sroce_req_sent_end(qp), mtu = sroce_req_mtu(qp);
 	bool found = false;
 
 	sroce_assert_engine(qp);
-	/* acquire: pairs with the release of head in kernel post_send */
-	if (end != smp_load_acquire(&sq->head) &&
-	    sq->kwqe[end & (sq->slots - 1)].npkts)
-		end++;
 	/* nothing is outstanding after the rewind: recount as resent */
 	qp->req.rd_outstanding = 0;
 	qp->req.cwnd = SROCE_CWND_MIN;

@@ -61,6 +61,7 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn);
 void sroce_req_timer_update(struct sroce_qp *qp, bool progress);
 void sroce_req_retrans_expired(struct sroce_qp *qp);
 bool sroce_req_outstanding(struct sroce_qp *qp);
+u32 sroce_req_sent_end(struct sroce_qp *qp);
 void sroce_retrans_timer_fn(struct timer_list *t);
 void sroce_rnr_timer_fn(struct timer_list *t);
 

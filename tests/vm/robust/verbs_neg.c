@@ -198,7 +198,8 @@ struct pair {
 #define BUF 65536
 
 /* PD, CQs, two RC QPs in INIT, buffers (a: 0xaa, b: 0xbb) and their MRs. */
-static int pair_alloc(const char *name, struct pair *p)
+static int pair_alloc_cap(const char *name, struct pair *p,
+			  struct ibv_qp_cap cap)
 {
 	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		  IBV_ACCESS_REMOTE_READ;
@@ -212,8 +213,8 @@ static int pair_alloc(const char *name, struct pair *p)
 		failf(name, "setup: pd/cq creation failed: %s", strerror(errno));
 		return -1;
 	}
-	p->a = mk_qp(p->pd, p->cqa, cap_ok, NULL);
-	p->b = mk_qp(p->pd, p->cqb, cap_ok, NULL);
+	p->a = mk_qp(p->pd, p->cqa, cap, NULL);
+	p->b = mk_qp(p->pd, p->cqb, cap, NULL);
 	p->bufa = aligned_alloc(4096, BUF);
 	p->bufb = aligned_alloc(4096, BUF);
 	if (!p->a || !p->b || !p->bufa || !p->bufb) {
@@ -236,12 +237,18 @@ static int pair_alloc(const char *name, struct pair *p)
 	return 0;
 }
 
-/* pair_alloc(), then the loopback pair connected and in RTS. */
-static int pair_up(const char *name, struct pair *p, int rnr_retry)
+static int pair_alloc(const char *name, struct pair *p)
+{
+	return pair_alloc_cap(name, p, cap_ok);
+}
+
+/* pair_alloc_cap(), then the loopback pair connected and in RTS. */
+static int pair_up_cap(const char *name, struct pair *p, int rnr_retry,
+		       struct ibv_qp_cap cap)
 {
 	int rc;
 
-	if (pair_alloc(name, p))
+	if (pair_alloc_cap(name, p, cap))
 		return -1;
 	rc = to_rtr(p->a, p->b->qp_num, 0x1000) ?:
 	     to_rtr(p->b, p->a->qp_num, 0x2000) ?:
@@ -252,6 +259,11 @@ static int pair_up(const char *name, struct pair *p, int rnr_retry)
 		return -1;
 	}
 	return 0;
+}
+
+static int pair_up(const char *name, struct pair *p, int rnr_retry)
+{
+	return pair_up_cap(name, p, rnr_retry, cap_ok);
 }
 
 static void pair_down(struct pair *p)
@@ -993,6 +1005,69 @@ out:
 	pair_down(&p);
 }
 
+/*
+ * A one-deep send queue: the slot of a completed WQE must be free when its
+ * completion is seen, so posting again from the poll loop never fails
+ * (ibv_rc_pingpong's pattern; librxe checks the ring's consumer index).
+ */
+static void t_sq_depth1_repost(void)
+{
+	const char *name = "sq_depth1_repost_from_completion";
+	struct ibv_qp_cap cap = cap_ok;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qia;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	struct pair p;
+	long spins;
+	int i, n, r = 0;
+
+	cap.max_send_wr = 1;
+	if (pair_up_cap(name, &p, 7, cap))
+		goto out;
+	if (ibv_query_qp(p.a, &qa, IBV_QP_CAP, &qia) || qia.cap.max_send_wr != 1) {
+		failf(name, "setup: max_send_wr is %u, expected 1",
+		      qia.cap.max_send_wr);
+		goto out;
+	}
+	sge = (struct ibv_sge){ (uintptr_t)p.bufa, 64, p.mra->lkey };
+	memset(&wr, 0, sizeof(wr));
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.wr.rdma.remote_addr = (uintptr_t)p.bufb;
+	wr.wr.rdma.rkey = p.mrb->rkey;
+	for (i = 0; i < 5000; i++) {
+		wr.wr_id = i;
+		r = ibv_post_send(p.a, &wr, &bad);
+		if (r) {
+			failf(name, "post %d right after completion %d: got %s, expected 0",
+			      i, i - 1, errname(r));
+			goto out;
+		}
+		/* spin: the race is between the completion and the slot */
+		for (spins = 0; (n = ibv_poll_cq(p.cqa, 1, &wc)) == 0; spins++)
+			if (spins > 100000 && poll1(p.cqa, &wc, 10000) == 1) {
+				n = 1;
+				break;
+			} else if (spins > 100000) {
+				failf(name, "completion %d: none within 10s", i);
+				goto out;
+			}
+		if (n < 0 || wc.status != IBV_WC_SUCCESS || wc.wr_id != (uint64_t)i) {
+			failf(name, "completion %d: n %d status %s wr_id %llu", i, n,
+			      n < 0 ? "-" : st(wc.status),
+			      (unsigned long long)wc.wr_id);
+			goto out;
+		}
+	}
+	pass(name);
+out:
+	pair_down(&p);
+}
+
 int main(int argc, char **argv)
 {
 	const char *devname = "sroce0";
@@ -1057,6 +1132,7 @@ int main(int argc, char **argv)
 	t_srq(pd);
 	t_busy();
 	t_write_ok();
+	t_sq_depth1_repost();
 	t_post_before_rts();
 	t_write_bad_rkey();
 	t_rnr();
