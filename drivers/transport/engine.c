@@ -277,6 +277,11 @@ static bool sroce_engine_pass(struct sroce_qp *qp)
 	more |= sroce_engine_responder(qp, &rbudget);
 	sroce_resp_ack_flush(qp);
 
+	/*
+	 * Retire first: a WQE failed by a NAK or the retry timer moves the QP
+	 * to ERR before the requester could send the next WQE at its PSNs.
+	 */
+	sroce_comp_complete(qp);
 	qbudget = SROCE_ENGINE_BUDGET;
 	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)
 		more |= sroce_req_run(qp, &qbudget);

@@ -287,7 +287,14 @@ bool sroce_req_run(struct sroce_qp *qp, int *budget)
 		int ret;
 
 		if (wqe->state == SROCE_WQE_DONE) {
-			/* failed validation at fetch: completes in order */
+			/*
+			 * Failed validation at fetch, or a READ/atomic the
+			 * completer finished after a go-back: its PSNs are
+			 * spent, the next WQE must not reuse them.
+			 */
+			if (wqe->npkts && sroce_psn_before(qp->req.psn,
+					sroce_psn_add(wqe->last_psn, 1)))
+				qp->req.psn = sroce_psn_add(wqe->last_psn, 1);
 			sq->req++;
 			continue;
 		}
