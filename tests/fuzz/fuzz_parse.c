@@ -194,17 +194,20 @@ static int write_seeds(const char *dir)
 int main(int argc, char **argv)
 {
 	unsigned long count = 0;
-	int i;
+	int i, bad = 0;
 
 	if (argc == 3 && !strcmp(argv[1], "--seeds"))
 		return write_seeds(argv[2]);
 	for (i = 1; i < argc; i++) {
 		if (argv[i][0] == '-')
 			continue;	/* tolerate libFuzzer-style flags */
-		if (replay(argv[i], &count))
+		if (replay(argv[i], &count)) {
 			fprintf(stderr, "cannot read %s\n", argv[i]);
+			bad = 1;
+		}
 	}
 	printf("replayed %lu inputs, no crashes\n", count);
-	return 0;
+	/* an empty or unreadable corpus proves nothing */
+	return bad || !count;
 }
 #endif

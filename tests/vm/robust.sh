@@ -23,6 +23,20 @@
 #                the VM), else the guest compiles it into /tmp with gcc
 #                (the guest runs on the host's root, so gcc and
 #                libibverbs-dev are there).
+#   fuzz         pktgen.py fuzz: 100,000 crafted packets with a valid ICRC
+#                (every exact class mixed, and requests at a qp_helper QP:
+#                RETHs past its MR, wrong R_Keys, PSNs in and out of the
+#                window) while ibv_rc_pingpong -c, ibv_ud_pingpong -c and
+#                rping -V run; drop counters add up, the live programs
+#                survive and progress, rping connects afterwards.
+#                FUZZ_COUNT (100000), FUZZ_SEED (random, printed).
+#   ring_scribble  tests/vm/robust/ring_scribble.c: a process writes
+#                garbage into its own SQ/RQ/SRQ/CQ rings (indices, opcodes,
+#                num_sge, lengths) from a thread racing its posts; the RC
+#                victim must end in ERR, every destroy succeed within 5 s,
+#                a fresh pair then move verified data, a bystander process
+#                verify its data all along; no resources left, dmesg clean.
+#                SCRIBBLE_SECONDS (20), SCRIBBLE_SEED (random, printed).
 #   teardown_*   SIGKILL of ib_write_bw ends mid-transfer (no leaked
 #                QP/CQ/MR/PD), rdma link delete, rmmod/modprobe cycles;
 #                the device works afterwards.
@@ -91,6 +105,8 @@ VNEG_SRC=$HERE/robust/verbs_neg.c
 VNEG=$REPO/build/robust/verbs_neg
 QPH_SRC=$HERE/robust/qp_helper.c
 QPH=$REPO/build/robust/qp_helper
+RSCR_SRC=$HERE/robust/ring_scribble.c
+RSCR=$REPO/build/robust/ring_scribble
 BIG_READ_BYTES=${BIG_READ_BYTES:-2147483648}
 MEM_SLACK_MB=${MEM_SLACK_MB:-200}
 
@@ -185,6 +201,24 @@ pingpong() { # size
 	grep -qE "^$PP_ITERS iters in" /tmp/pp-srv.txt || fail "server did not report $PP_ITERS iters"
 }
 
+# test_bin NAME SRC BIN [CFLAGS...]: the host's build/robust/NAME if it is
+# newer than its source, else compiled in the guest; the path (empty when
+# neither exists) goes to /tmp/robust-NAME-path.
+test_bin() {
+	local name=$1 src=$2 bin=$3
+	shift 3
+	if [[ ! -x $bin || $src -nt $bin ]]; then
+		bin=/tmp/robust/$name
+		mkdir -p /tmp/robust
+		info "compiling $src in the guest (no up-to-date build/robust/$name)"
+		gcc -O2 -Wall "$@" -o "$bin" "$src" -libverbs || bin=
+	fi
+	echo "$bin" >"/tmp/robust-$name-path"
+	info "$name binary: ${bin:-<none: compiling failed>}"
+	[[ -n $bin ]]
+}
+test_bin_path() { cat "/tmp/robust-$1-path" 2>/dev/null; }
+
 # ---------------------------------------------------------------------------
 setup() {
 	if [[ $SROCE_DRV == sroce ]]; then
@@ -204,23 +238,10 @@ setup() {
 	[[ -n $(my_ip) ]] || fail "$NETDEV has no IPv4 address"
 	ensure_link
 	info "device $DEV, GID index $(roce_v2_ipv4_gid_index), address $(my_ip)"
-	if [[ ! -x $VNEG || $VNEG_SRC -nt $VNEG ]]; then
-		VNEG=/tmp/robust/verbs_neg
-		mkdir -p /tmp/robust
-		info "compiling $VNEG_SRC in the guest (no up-to-date build/robust/verbs_neg)"
-		gcc -O2 -Wall -o "$VNEG" "$VNEG_SRC" -libverbs || fail "cannot compile verbs_neg.c"
-	fi
-	echo "$VNEG" >/tmp/robust-vneg-path
-	info "verbs_neg binary: $VNEG"
-	# the tests that need qp_helper fail on their own if it cannot be built
-	if [[ ! -x $QPH || $QPH_SRC -nt $QPH ]]; then
-		QPH=/tmp/robust/qp_helper
-		mkdir -p /tmp/robust
-		info "compiling $QPH_SRC in the guest (no up-to-date build/robust/qp_helper)"
-		gcc -O2 -Wall -o "$QPH" "$QPH_SRC" -libverbs || QPH=
-	fi
-	echo "$QPH" >/tmp/robust-qph-path
-	info "qp_helper binary: ${QPH:-<none: compiling failed>}"
+	test_bin verbs_neg "$VNEG_SRC" "$VNEG" || fail "cannot compile verbs_neg.c"
+	# the tests that need the others fail on their own if they cannot be built
+	test_bin qp_helper "$QPH_SRC" "$QPH" || true
+	test_bin ring_scribble "$RSCR_SRC" "$RSCR" -pthread || true
 }
 
 # All packet classes against one ibv_rc_pingpong pair: the exact classes and
@@ -295,11 +316,101 @@ t_rdma_cm_after_gsi_big() {
 	assert_dmesg_clean "test rdma_cm_after_gsi_big"
 }
 
+# A process shreds its own mmapped rings while it posts (ring_scribble.c);
+# the kernel stays up and clean, a bystander process's verified traffic is
+# unaffected, the device works afterwards. Per-case verdicts are recorded.
+t_ring_scribble() {
+	local gidx bin rc=0
+	ensure_link
+	gidx=$(roce_v2_ipv4_gid_index)
+	bin=$(test_bin_path ring_scribble)
+	[[ -n $bin ]] || fail "ring_scribble could not be built"
+	timeout 150 "$bin" -d "$DEV" -g "$gidx" -t "${SCRIBBLE_SECONDS:-20}" -s "${SCRIBBLE_SEED:-$RANDOM}" || rc=$?
+	((rc != 124)) || fail "ring_scribble hung (killed after 150s)"
+	((rc <= 1)) || fail "ring_scribble crashed or failed to start (exit $rc)"
+	wait_for 20 res_is "$(cat /tmp/res-before-scribble)" ||
+		fail "resources left after ring_scribble: $(res_summary), before: $(cat /tmp/res-before-scribble)"
+	assert_dmesg_clean "test ring_scribble"
+}
+
+# 100,000 crafted packets with a valid ICRC (pktgen.py fuzz) while live RC
+# (ibv_rc_pingpong -c), UD (ibv_ud_pingpong -c) and rdma_cm (rping -V)
+# traffic runs and a qp_helper QP is attacked: the drop counters add up to
+# the predictions, every live program is still running (a wrong byte ends
+# it) and has moved on, rdma_cm connects afterwards, dmesg stays clean.
+t_fuzz() {
+	local gidx ip qpn epsn rkey va len pids=() names=() i q0 q1 rc=0 a p
+	ensure_link
+	gidx=$(roce_v2_ipv4_gid_index)
+	ip=$(my_ip)
+	mkdir -p /tmp/robust
+	start_helper /tmp/robust/fuzz.helper 60 -d "$DEV" -g "$gidx" hold -s 65536 -m heap
+	qpn=$(kv qpn "$QPH_READY") epsn=$(kv epsn "$QPH_READY") rkey=$(kv rkey "$QPH_READY")
+	va=$(kv va "$QPH_READY") len=$(kv len "$QPH_READY")
+	# live traffic that runs until killed; each checks every byte it gets
+	next_port
+	ibv_rc_pingpong -d "$DEV" -g "$gidx" -c -e -s 4096 -n 100000000 -p "$_port" >/tmp/robust/fz-rc-srv 2>&1 &
+	pids+=($!) names+=("ibv_rc_pingpong server")
+	wait_port "$_port" 30 || fail "rc pingpong server did not listen"
+	ibv_rc_pingpong -d "$DEV" -g "$gidx" -c -e -s 4096 -n 100000000 -p "$_port" 127.0.0.1 >/tmp/robust/fz-rc-cli 2>&1 &
+	pids+=($!) names+=("ibv_rc_pingpong client")
+	next_port
+	ibv_ud_pingpong -d "$DEV" -g "$gidx" -c -e -s 512 -n 100000000 -p "$_port" >/tmp/robust/fz-ud-srv 2>&1 &
+	pids+=($!) names+=("ibv_ud_pingpong server")
+	wait_port "$_port" 30 || fail "ud pingpong server did not listen"
+	ibv_ud_pingpong -d "$DEV" -g "$gidx" -c -e -s 512 -n 100000000 -p "$_port" 127.0.0.1 >/tmp/robust/fz-ud-cli 2>&1 &
+	pids+=($!) names+=("ibv_ud_pingpong client")
+	next_port
+	rping -s -V -C 100000000 -S 256 -a "$ip" -p "$_port" >/tmp/robust/fz-rping-srv 2>&1 &
+	pids+=($!) names+=("rping server")
+	wait_for 20 bash -c "'$RDMA' res show cm_id | grep -q 'state LISTEN'" || fail "rping server did not listen"
+	rping -c -V -C 100000000 -S 256 -a "$ip" -p "$_port" >/tmp/robust/fz-rping-cli 2>&1 &
+	pids+=($!) names+=("rping client")
+	sleep 3
+	q0=$(qp_list | sort)
+	python3 "$PKTGEN" --dev "$DEV" --dst "$ip" --check --seed "${FUZZ_SEED:-$RANDOM}" \
+		--count "${FUZZ_COUNT:-100000}" --qpn "$qpn" --psn "$epsn" --va "$va" \
+		--rkey "$rkey" --len "$len" fuzz | tee /tmp/robust/fuzz.out || rc=1
+	sleep 2
+	q1=$(qp_list | sort)
+	for i in "${!pids[@]}"; do
+		procs_gone "${pids[$i]}" || continue
+		echo "--- ${names[$i]} ended during the fuzz:"
+		cat /tmp/robust/fz-*
+		rc=1
+	done
+	# each live RC QP's receive PSN must have moved during the fuzz
+	echo "QPs before the fuzz (lqpn state rq-psn pid comm):"; echo "$q0"
+	echo "QPs after:"; echo "$q1"
+	for p in "${pids[@]}"; do
+		while read -r a; do
+			[[ -n $a ]] || continue
+			grep -qxF "$a" <<<"$q1" &&
+				{ echo "QP of pid $p did not move during the fuzz: $a"; rc=1; }
+		done < <(awk -v p="$p" '$4 == p && $2 == "RTS" && $3 != "-"' <<<"$q0")
+	done
+	kill -9 "${pids[@]}" "$QPH_PID" 2>/dev/null || true
+	wait "${pids[@]}" "$QPH_PID" 2>/dev/null || true
+	wait_for 20 no_qp_of "${pids[@]}" "$QPH_PID" || { qp_list; fail "QPs of the killed programs are still there after 20s"; }
+	# rdma_cm (QP1 MADs) still connects and moves verified data
+	next_port
+	rping -s -V -C 5 -S 64 -a "$ip" -p "$_port" >/tmp/robust/fz-rping2-srv 2>&1 &
+	p=$!
+	wait_for 20 bash -c "'$RDMA' res show cm_id | grep -q 'state LISTEN'" || fail "rping server did not listen after the fuzz"
+	timeout 60 rping -c -V -C 5 -S 64 -a "$ip" -p "$_port" >/tmp/robust/fz-rping2-cli 2>&1 ||
+		{ cat /tmp/robust/fz-rping2-*; rc=1; echo "rping after the fuzz failed"; }
+	wait_for 20 bash -c "! kill -0 $p" || kill -9 "$p" 2>/dev/null
+	wait "$p" 2>/dev/null || true
+	assert_dmesg_clean "test fuzz"
+	((rc == 0)) || fail "fuzz: see above (drop counters, live traffic or rdma_cm)"
+}
+
 t_verbs_neg() {
 	local gidx vneg rc=0
 	ensure_link
 	gidx=$(roce_v2_ipv4_gid_index)
-	vneg=$(cat /tmp/robust-vneg-path 2>/dev/null || echo "$VNEG")
+	vneg=$(test_bin_path verbs_neg)
+	[[ -n $vneg ]] || vneg=$VNEG
 	timeout 150 "$vneg" -d "$DEV" -g "$gidx" || rc=$?
 	((rc != 124)) || fail "verbs_neg hung (killed after 150s)"
 	((rc <= 1)) || fail "verbs_neg crashed or failed to start (exit $rc)"
@@ -411,7 +522,7 @@ LOCKUP_RE='soft lockup|hard LOCKUP|hung task|blocked for more than|rcu.*stall|pa
 
 qph_path() {
 	local p
-	p=$(cat /tmp/robust-qph-path 2>/dev/null)
+	p=$(test_bin_path qp_helper)
 	[[ -n $p && -x $p ]] || return 1
 	echo "$p"
 }
@@ -778,6 +889,9 @@ robust_test pkt 300 t_pkt && record_cases "$RESULTS/tests/pkt.log" pkt
 robust_test pkt_after_pingpong 120 t_pkt_after_pingpong
 robust_test rdma_cm_after_gsi_big 120 t_rdma_cm_after_gsi_big
 robust_test verbs_neg 180 t_verbs_neg && record_cases "$RESULTS/tests/verbs_neg.log" verbs_neg
+robust_test fuzz 420 t_fuzz
+res_summary >/tmp/res-before-scribble
+robust_test ring_scribble 180 t_ring_scribble && record_cases "$RESULTS/tests/ring_scribble.log" ring_scribble
 robust_test teardown_kill_write_bw 180 t_teardown_kill_write_bw
 robust_test teardown_link_rmmod 180 t_teardown_link_rmmod
 tighten_watchdogs

@@ -11,6 +11,7 @@
  * closes with "N passed, N failed". Exit status 0 iff nothing failed.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -1068,6 +1069,199 @@ out:
 	pair_down(&p);
 }
 
+/*
+ * Collect completions from cq until want arrived (or ms passed), then
+ * 300 ms more to catch any surplus. Returns how many arrived (at most max).
+ */
+static int collect(struct ibv_cq *cq, struct ibv_wc *wc, int max, int want, int ms)
+{
+	int n = 0;
+
+	while (n < max && poll1(cq, &wc[n], n < want ? ms : 300) == 1)
+		n++;
+	return n;
+}
+
+/* Each of the n wr_ids lo..lo+n-1 exactly once among got completions. */
+static int ids_once(const struct ibv_wc *wc, int got, uint64_t lo, int n,
+		    char *why, size_t len)
+{
+	int i, j, c;
+
+	if (got != n) {
+		snprintf(why, len, "%d completions for %d posted WQEs", got, n);
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		for (c = 0, j = 0; j < got; j++)
+			c += wc[j].wr_id == lo + i;
+		if (c != 1) {
+			snprintf(why, len, "wr_id %llu completed %d times",
+				 (unsigned long long)(lo + i), c);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static int post_recvs(struct pair *p, uint64_t lo, int n, uint32_t len)
+{
+	struct ibv_sge sge;
+	struct ibv_recv_wr wr, *bad;
+	int i, r;
+
+	for (i = 0; i < n; i++) {
+		sge = (struct ibv_sge){ (uintptr_t)p->bufb + i * len, len, p->mrb->lkey };
+		wr = (struct ibv_recv_wr){ .wr_id = lo + i, .sg_list = &sge, .num_sge = 1 };
+		r = ibv_post_recv(p->b, &wr, &bad);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * A WRITE with immediate whose R_Key fails at the responder: the requester
+ * gets REM_ACCESS_ERR (and a flush for the SEND behind it); every receive
+ * WQE of the responder completes exactly once, none of them successfully
+ * (C10-42, 10.10.2: a consumed WQE completes in error, the rest flush).
+ */
+static void t_cqe_once_write_imm_bad_rkey(void)
+{
+	const char *name = "cqe_once_write_imm_bad_rkey";
+	struct ibv_sge sge;
+	struct ibv_send_wr wr[2], *bad;
+	struct ibv_wc wc[8];
+	struct pair p;
+	char why[128];
+	int i, n, r;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	if ((r = post_recvs(&p, 10, 3, 256))) {
+		failf(name, "post_recv: %s", errname(r));
+		goto out;
+	}
+	sge = (struct ibv_sge){ (uintptr_t)p.bufa, 128, p.mra->lkey };
+	memset(wr, 0, sizeof(wr));
+	wr[0].wr_id = 1;
+	wr[0].sg_list = &sge;
+	wr[0].num_sge = 1;
+	wr[0].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	wr[0].send_flags = IBV_SEND_SIGNALED;
+	wr[0].imm_data = htonl(0x1234);
+	wr[0].wr.rdma.remote_addr = (uintptr_t)p.bufb + 32768;
+	wr[0].wr.rdma.rkey = p.mrb->rkey ^ 0x00f0f000;
+	wr[0].next = &wr[1];
+	wr[1] = wr[0];
+	wr[1].wr_id = 2;
+	wr[1].opcode = IBV_WR_SEND;
+	wr[1].next = NULL;
+	if ((r = ibv_post_send(p.a, wr, &bad))) {
+		failf(name, "post_send: %s", errname(r));
+		goto out;
+	}
+	n = collect(p.cqa, wc, 8, 2, 20000);
+	if (!ids_once(wc, n, 1, 2, why, sizeof(why)) ||
+	    wc[0].wr_id != 1 || wc[0].status != IBV_WC_REM_ACCESS_ERR ||
+	    wc[1].status != IBV_WC_WR_FLUSH_ERR) {
+		failf(name, "requester: %s; first wr_id %llu status %s, expected 1 %s then a flush",
+		      n == 2 ? "order or status" : why,
+		      n ? (unsigned long long)wc[0].wr_id : 0ULL,
+		      n ? st(wc[0].status) : "-", st(IBV_WC_REM_ACCESS_ERR));
+		goto out;
+	}
+	n = collect(p.cqb, wc, 8, 3, 20000);
+	if (!ids_once(wc, n, 10, 3, why, sizeof(why))) {
+		failf(name, "responder: %s", why);
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (wc[i].status == IBV_WC_SUCCESS) {
+			failf(name, "responder: wr_id %llu completed successfully for a refused WRITE with immediate",
+			      (unsigned long long)wc[i].wr_id);
+			goto out;
+		}
+	pass(name);
+out:
+	pair_down(&p);
+}
+
+/*
+ * The responder QP moved to ERR while multi-packet SENDs arrive (at
+ * varying points of the message): each receive WQE, the one being filled
+ * included, completes exactly once, successes before flushes; each SEND
+ * completes exactly once at the requester (C10-106.2.1, C10-42).
+ */
+static void t_cqe_once_err_mid_send(void)
+{
+	static const int delay_us[] = { 0, 100, 500, 2000, 10000 };
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+	struct ibv_sge sge;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_wc wc[16];
+	const uint32_t len = 16384;
+	char name[64], why[128];
+	struct pair p;
+	int k, i, n, r, flushed;
+
+	for (k = 0; k < (int)(sizeof(delay_us) / sizeof(delay_us[0])); k++) {
+		snprintf(name, sizeof(name), "cqe_once_err_mid_send_%dus", delay_us[k]);
+		if (pair_up(name, &p, 7))
+			goto next;
+		if ((r = post_recvs(&p, 10, 4, len))) {
+			failf(name, "post_recv: %s", errname(r));
+			goto next;
+		}
+		for (i = 0; i < 4; i++) {
+			sge = (struct ibv_sge){ (uintptr_t)p.bufa, len, p.mra->lkey };
+			memset(&wr, 0, sizeof(wr));
+			wr.wr_id = 1 + i;
+			wr.sg_list = &sge;
+			wr.num_sge = 1;
+			wr.opcode = IBV_WR_SEND;
+			wr.send_flags = IBV_SEND_SIGNALED;
+			if ((r = ibv_post_send(p.a, &wr, &bad))) {
+				failf(name, "post_send: %s", errname(r));
+				goto next;
+			}
+		}
+		if (delay_us[k])
+			usleep(delay_us[k]);
+		if ((r = ibv_modify_qp(p.b, &qa, IBV_QP_STATE))) {
+			failf(name, "modify responder to ERR: %s", errname(r));
+			goto next;
+		}
+		n = collect(p.cqb, wc, 16, 4, 20000);
+		if (!ids_once(wc, n, 10, 4, why, sizeof(why))) {
+			failf(name, "responder: %s", why);
+			goto next;
+		}
+		for (flushed = 0, i = 0; i < n; i++) {
+			if (wc[i].status == IBV_WC_WR_FLUSH_ERR)
+				flushed = 1;
+			else if (wc[i].status != IBV_WC_SUCCESS || flushed ||
+				 wc[i].byte_len != len)
+				break;
+		}
+		if (i < n) {
+			failf(name, "responder: completion %d wr_id %llu status %s byte_len %u after %s",
+			      i, (unsigned long long)wc[i].wr_id, st(wc[i].status),
+			      wc[i].byte_len, flushed ? "a flush" : "successes");
+			goto next;
+		}
+		/* the requester retries into a dead peer: retry exceeded, flushes */
+		n = collect(p.cqa, wc, 16, 4, 30000);
+		if (!ids_once(wc, n, 1, 4, why, sizeof(why))) {
+			failf(name, "requester: %s", why);
+			goto next;
+		}
+		pass(name);
+next:
+		pair_down(&p);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *devname = "sroce0";
@@ -1133,6 +1327,8 @@ int main(int argc, char **argv)
 	t_busy();
 	t_write_ok();
 	t_sq_depth1_repost();
+	t_cqe_once_write_imm_bad_rkey();
+	t_cqe_once_err_mid_send();
 	t_post_before_rts();
 	t_write_bad_rkey();
 	t_rnr();
