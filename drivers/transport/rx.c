@@ -120,6 +120,13 @@ static void sroce_rcv_mcast(struct sroce_dev *sdev, struct sk_buff *skb,
 		kfree_skb(skb);
 }
 
+static bool sroce_pkt_to_mcast(struct sk_buff *skb)
+{
+	if (skb->protocol == htons(ETH_P_IPV6))
+		return ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr);
+	return ipv4_is_multicast(ip_hdr(skb)->daddr);
+}
+
 static void sroce_pkt_gids(struct sk_buff *skb, union ib_gid *sgid,
 			   union ib_gid *dgid)
 {
@@ -175,6 +182,11 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 		sroce_pkt_gids(skb, &sgid, &dgid);
 		sroce_rcv_mcast(sdev, skb, &dgid, h.info->mask);
 		return;
+	}
+	/* o10-35: to a multicast GID only the multicast QPN is valid */
+	if (sroce_pkt_to_mcast(skb)) {
+		sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP);
+		goto drop;
 	}
 	qp = sroce_qp_get(sdev, h.bth.dqpn);
 	if (!qp) {

@@ -248,7 +248,7 @@ setup() {
 # live_init while the server QP waits in INIT, then live_rts once the pair is
 # connected and both processes are frozen. Per-class verdicts are the
 # "PASS/FAIL pkt_<class>" lines pktgen prints (recorded by record_cases).
-EXACT_CLASSES=(garbage opcodes truncated badpad tver pkey noqp icrc masked live_init gsi_big)
+EXACT_CLASSES=(garbage opcodes truncated badpad tver pkey noqp icrc masked live_init gsi_big mcast_qpn)
 t_pkt() {
 	local gidx spid cpid q qpn psn rc=0
 	ensure_link

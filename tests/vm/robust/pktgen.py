@@ -20,7 +20,7 @@ rcvd_pkts to account for every packet.
   pktgen.py [--dev sroce0] [--dst 10.0.0.1] [--seed N] [--check]
             [--qpn QPN] [--psn PSN] [--count N] CLASS
   CLASS: garbage | opcodes | truncated | badpad | tver | pkey | noqp |
-         live_init | live_rts | icrc | masked | gsi_big | fuzz
+         live_init | live_rts | icrc | masked | gsi_big | mcast_qpn | fuzz
 
 fuzz sends --count (default 100000) packets drawn at random from the
 exact classes (every prediction kept, so the drop counters must add up);
@@ -478,6 +478,22 @@ def c_gsi_big(g, a):
             "rcvd_ud_too_long" if i % 6 else "rcvd_qkey_mismatch"
 
 
+MCAST_GROUP = "239.192.47.91"
+
+
+def c_mcast_qpn(g, a):
+    """UD SENDs to a multicast group this host joined (run_class joins it
+    and sends to it), with the GSI Q_Key and a MAD-sized payload, but to
+    DQPN 1 instead of the multicast QPN 0xFFFFFF: o10-35 drops them
+    (rcvd_no_qp); delivered, QP1 would have taken them."""
+    rng = g.rng
+    mg = Gen(rng, a.src or a.dst, MCAST_GROUP)
+    for _ in range(40):
+        deth = struct.pack("!II", 0x80010000, rng.randrange(1 << 24))
+        yield mg.packet(0x64, 1, body=deth + rng.randbytes(64), pad=0), \
+            "rcvd_no_qp"
+
+
 # the classes whose every packet has an exact prediction
 EXACT = ["garbage", "opcodes", "truncated", "badpad", "tver", "pkey", "noqp",
          "icrc", "masked", "gsi_big"]
@@ -531,7 +547,7 @@ CLASSES = {
     "garbage": c_garbage, "opcodes": c_opcodes, "truncated": c_truncated,
     "badpad": c_badpad, "tver": c_tver, "pkey": c_pkey, "noqp": c_noqp,
     "icrc": c_icrc, "masked": c_masked, "live_init": c_live_init,
-    "live_rts": c_live_rts, "gsi_big": c_gsi_big,
+    "live_rts": c_live_rts, "gsi_big": c_gsi_big, "mcast_qpn": c_mcast_qpn,
 }
 DROP_COUNTERS = ["rcvd_malformed", "rcvd_icrc_err", "rcvd_pkey_mismatch",
                  "rcvd_no_qp", "rcvd_bad_opcode", "rcvd_qp_state_drop",
@@ -566,9 +582,22 @@ def run_class(cls, a, sock):
         else:
             loose += 1
     t1 = time.time()
+    dst = a.dst
+    if cls == "mcast_qpn":
+        # join the group on the interface (else IP drops the looped copy)
+        # and send to it from that interface
+        join = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        join.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+                        socket.inet_aton(MCAST_GROUP) +
+                        socket.inet_aton(a.dst))
+        sock = socket.socket(socket.AF_INET, socket.SOCK_RAW,
+                             socket.IPPROTO_RAW)
+        sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF,
+                        socket.inet_aton(a.dst))
+        dst = MCAST_GROUP
     before = read_counters(a.dev) if a.check else None
     for i, (p, _) in enumerate(pkts):
-        sock.sendto(p, (a.dst, 0))
+        sock.sendto(p, (dst, 0))
         if i % 64 == 63:
             time.sleep(0.002)
     n = len(pkts)
