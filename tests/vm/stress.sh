@@ -150,6 +150,7 @@ RE_RNR='rnr'
 #   GREP=        ERE the output must match
 #   CNT_RE=      ERE of sroce counters of which at least one must move on this
 #                side (sroce sides only; empty: no check)
+#   CNT_EQ=()    "counter=N": on a sroce side the counter must move by exactly N
 _port=19000
 
 _kill_wait() { # PID: TERM, then KILL; fail if it does not go away (stuck in the kernel)
@@ -169,7 +170,7 @@ _pair_body() { # ROLE NAME TMO SPEC ARGS...
 	t_end=$(($(date +%s) + tmo - 8))
 	[[ -n ${IOP_TRACE:-} && $name =~ $IOP_TRACE ]] && set -x
 	read -r GIDX </tmp/iop-gidx
-	CMD=() READY=none EXPECT=ok GREP='' CNT_RE='' WITHIN=''
+	CMD=() READY=none EXPECT=ok GREP='' CNT_RE='' WITHIN='' CNT_EQ=()
 	"$spec" "$role" "$@"
 	out=$RESULTS/tests/$name.$role.out
 	c0=/tmp/cnt.$name.0 c1=/tmp/cnt.$name.1
@@ -275,6 +276,14 @@ _pair_body() { # ROLE NAME TMO SPEC ARGS...
 		info "sroce counters /$CNT_RE/ moved by $d"
 		((d > 0)) || fail "$who (sroce): no counter matching /$CNT_RE/ moved (moved: $(cnt_show "$c0" "$c1"))"
 	fi
+	if [[ $DRV == sroce ]]; then
+		local e d
+		for e in "${CNT_EQ[@]}"; do
+			d=$(cnt_delta "$c0" "$c1" "^${e%%=*}\$")
+			info "sroce counter ${e%%=*} moved by $d (must be ${e#*=})"
+			((d == ${e#*=})) || fail "$who (sroce): ${e%%=*} moved by $d, expected exactly ${e#*=} (moved: $(cnt_show "$c0" "$c1"))"
+		done
+	fi
 	return 0
 }
 
@@ -316,7 +325,8 @@ pair() {
 
 # --- test specs -------------------------------------------------------------------
 # rc_verify: EXPECT CNT_RE [rc_verify args...]; a "cli:" prefixed argument goes
-# to the client only, "srv:" to the server only.
+# to the client only, "srv:" to the server only; "cnt_cli:NAME=N" and
+# "cnt_srv:NAME=N" add to that side's CNT_EQ.
 s_rcv() {
 	local role=$1 a
 	EXPECT=$2 CNT_RE=$3
@@ -325,6 +335,8 @@ s_rcv() {
 	CMD+=(-d "$DEV" -x "$GIDX" -p "$PORT")
 	for a in "$@"; do
 		case $a in
+		cnt_cli:*) [[ $role == cli ]] && CNT_EQ+=("${a#cnt_cli:}") ;;
+		cnt_srv:*) [[ $role == srv ]] && CNT_EQ+=("${a#cnt_srv:}") ;;
 		cli:*) [[ $role == cli ]] && CMD+=("${a#cli:}") ;;
 		srv:*) [[ $role == srv ]] && CMD+=("${a#srv:}") ;;
 		*) CMD+=("$a") ;;
@@ -490,7 +502,8 @@ run_test netem_off 620 t_netem_off
 # RNR on a clean link: receives posted 500 ms late (rnr_retry 7 = infinite)
 # must complete; never posted, rnr_retry 2 must end in RNR-retry-exceeded.
 pair rnr_late 180 "$ONE" s_rcv ok "$RE_RNR" -o send -S 1,65537 -n 1 -q 4 -R 7 srv:-L srv:500 -t 60
-pair rnr_never 120 "$ONE" s_rcv_err 20 -o send -S 65537 -n 1 -q 4 srv:-N cli:-R cli:2 cli:-E cli:rnr_retry_exc cli:-W cli:60 -t 60
+# rnr_retry 2: the first RNR NAK and two retries, exactly three NAKs.
+pair rnr_never 120 "$ONE" s_rcv_err 20 -o send -S 65537 -n 1 -q 4 srv:-N cli:-R cli:2 cli:-E cli:rnr_retry_exc cli:-W cli:60 -t 60 cnt_cli:rnr_retry=3 cnt_srv:send_rnr_nak=3
 # The server vanishes after QP setup: retry_cnt 2 at ACK timeout 2^14 x
 # 4.096 us (67 ms) must end in retry-exceeded within seconds, not never.
 pair peer_vanish 120 "$ONE" s_rcv_err 20 -o send,write -S 1048576 -n 1 -q 4 cli:-K cli:-E cli:retry_exc cli:-W cli:60 -r 2 -T 14 -t 60
