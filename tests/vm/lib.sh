@@ -20,7 +20,7 @@ RESULTS=${RESULTS:-/results}
 mkdir -p "$RESULTS/tests"
 RESULTS_TXT=$RESULTS/results.txt
 
-DMESG_BAD_RE='BUG|WARNING|Oops|refcount|list_add corruption|list_del corruption|soft lockup|hung task|general protection|KASAN|UBSAN'
+DMESG_BAD_RE='BUG|WARNING|Oops|refcount|list_add corruption|list_del corruption|soft lockup|hung task|blocked for more than|general protection|KASAN|UBSAN|ODEBUG'
 
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 MODPROBE=/usr/sbin/modprobe; [[ -x $MODPROBE ]] || MODPROBE=/sbin/modprobe
@@ -150,8 +150,24 @@ suite_begin() {
 	echo "### suite $_SUITE_NAME on $(uname -r) ($(hostname)) at $(now)s"
 }
 
+# The debug kernel (scripts/debug-kernel) has kmemleak: leaks that name
+# sroce, ib_core or the uverbs layer fail the suite. Two scans, as kmemleak
+# reports an object only once it was unreferenced for a whole scan.
+KMEMLEAK=/sys/kernel/debug/kmemleak
+_kmemleak_scan() {
+	local rep
+	echo scan >"$KMEMLEAK" && sleep 6 && echo scan >"$KMEMLEAK" || fail "cannot trigger a kmemleak scan"
+	rep=$(cat "$KMEMLEAK")
+	if grep -qE 'sroce|ib_core|ib_uverbs|rdma_|ib_' <<<"$rep"; then
+		echo "$rep" | head -n 60
+		fail "kmemleak: $(grep -c '^unreferenced object' <<<"$rep") unreferenced object(s), some allocated by the RDMA stack"
+	fi
+	echo "kmemleak: no leak from the RDMA stack ($(grep -c '^unreferenced object' <<<"$rep") unrelated object(s))"
+}
+
 suite_end() {
 	run_test dmesg 60 _dmesg_suite_scan
+	[[ -w $KMEMLEAK ]] && run_test kmemleak 120 _kmemleak_scan
 	echo "### suite $_SUITE_NAME: $_T_PASS passed, $_T_FAIL failed (uptime $(now)s)"
 	dmesg >"$RESULTS/dmesg.txt" 2>/dev/null
 	((_T_FAIL == 0))
