@@ -17,7 +17,7 @@ sroce_kvers = $(shell ls -d /usr/src/linux-headers-$(1)*-amd64 2>/dev/null | \
 KVER_61 := $(lastword $(call sroce_kvers,6.1.))
 KVER_612 := $(lastword $(call sroce_kvers,6.12.))
 KVER ?= $(KVER_61)
-KDIR ?= /usr/src/linux-headers-$(KVER)
+KDIR ?= $(firstword $(wildcard /usr/src/linux-headers-$(KVER)) /lib/modules/$(KVER)/build)
 LINT_KVERS ?= $(strip $(KVER_61) $(KVER_612))
 SRC_PARTS := Kbuild drivers include uapi
 
@@ -52,13 +52,15 @@ clean:
 # check: host unit tests + module build + VM suites; closing "N passed, N failed"
 # check-stress: the long netem stress suite (full level, every configuration)
 #        KVERS="v1 v2" picks guest kernels, SROCE_DRV=sroce|rxe the driver under test
+# check-debug: basic, robust, interop and bounded stress on the debug guest
+#        kernel (KASAN, lockdep, kmemleak; scripts/debug-kernel builds it once)
 # demo:  boot a VM, bring up sroce0 on eth0, run ibv_rc_pingpong and ib_write_bw
 # bench: rdma_rxe vs sroce perftest matrix in identical VM boots, ratio table
 TOOLING_ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 KVERS ?=
 SROCE_DRV ?=
 
-.PHONY: tooling-help deps check check-interop check-stress demo bench vm-check
+.PHONY: tooling-help deps check check-interop check-stress check-debug demo bench vm-check
 
 tooling-help:
 	@sed -n 's/^# \(deps\|check\|demo\|bench\|  *KVERS\)/  \1/p' $(TOOLING_ROOT)/Makefile
@@ -77,6 +79,12 @@ check-interop:
 # full level, sroce vs sroce and sroce vs rdma_rxe, both sides on each kernel.
 check-stress:
 	@KVERS="$(KVERS)" SKIP_UNIT=1 VM_SUITES=stress STRESS_LEVEL="$${STRESS_LEVEL:-full}" STRESS_KVERS="$${STRESS_KVERS:-all}" STRESS_CONFIGS="$${STRESS_CONFIGS:-sroce-sroce sroce-rxe}" MAKE="$(MAKE)" $(TOOLING_ROOT)/scripts/check
+
+# The suites on the debug guest kernel (KASAN, lockdep, kmemleak, list and
+# object debugging), built once by scripts/debug-kernel: any report fails.
+check-debug:
+	@kv=$$($(TOOLING_ROOT)/scripts/debug-kernel | tail -n1) && [ -n "$$kv" ] || exit 1; \
+	KVERS="$$kv" SKIP_UNIT=1 VM_SUITES="$${VM_SUITES:-basic robust interop stress}" MAKE="$(MAKE)" $(TOOLING_ROOT)/scripts/check
 
 # VM suites only (no unit tests)
 vm-check:
