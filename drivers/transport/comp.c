@@ -120,8 +120,6 @@ bool sroce_comp_flush_sq(struct sroce_qp *qp)
 	}
 	sq->req = sq->comp;
 	qp->req.rd_outstanding = 0;
-	if (qp->user)
-		sroce_queue_publish_cons(&sq->q, sq->comp);
 	return more;
 }
 
@@ -308,8 +306,15 @@ static bool sroce_comp_read_ahead(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	return true;
 }
 
+/*
+ * @alive: a response of the open READ came, placed or not.  A responder
+ * that replays a whole READ per request (rdma_rxe) streams stale responses
+ * for a long time; they show it is working on ours, so they hold the ACK
+ * timer off (without refilling the retry budget): a timeout there would
+ * only queue one more full replay behind the current one.
+ */
 static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
-				 bool *retry, bool *placed)
+				 bool *retry, bool *alive)
 {
 	u32 psn = pkt->h.bth.psn, mtu = qp->mtu, len = pkt->h.payload_len;
 	u32 mask = pkt->h.info->mask, expect;
@@ -324,13 +329,12 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	if (!wqe || wqe->opcode != IB_WR_RDMA_READ ||
 	    !sroce_psn_in_window(psn, wqe->first_psn, wqe->npkts))
 		goto drop;
+	*alive = true;
 	expect = sroce_psn_add(wqe->first_psn, wqe->rcvd / mtu);
 	if (psn != expect) {
 		if (sroce_psn_after(psn, expect) &&
-		    sroce_comp_read_ahead(qp, wqe, pkt, expect, retry)) {
-			*placed = true;
+		    sroce_comp_read_ahead(qp, wqe, pkt, expect, retry))
 			return progress;
-		}
 		goto drop;
 	}
 	if (len > wqe->length - wqe->rcvd ||
@@ -416,7 +420,7 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 {
 	struct sroce_qp *qp = pkt->qp;
 	u32 mask = pkt->h.info->mask, psn = pkt->h.bth.psn, old_psn;
-	bool progress = false, retry = false, placed = false, ok;
+	bool progress = false, retry = false, alive = false, ok;
 
 	sroce_assert_engine(qp);
 	if (qp->type != IB_QPT_RC ||
@@ -440,7 +444,7 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 	}
 	old_psn = qp->comp.psn;
 	if (mask & SROCE_M_READ)
-		progress = sroce_comp_read_resp(qp, pkt, &retry, &placed);
+		progress = sroce_comp_read_resp(qp, pkt, &retry, &alive);
 	else if (pkt->h.bth.opcode == SROCE_OP_RC_ATOMIC_ACKNOWLEDGE)
 		progress = sroce_comp_atomic_ack(qp, pkt, &retry);
 	else if (mask & SROCE_M_ACK)
@@ -480,6 +484,5 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 			sroce_req_rewind(qp, qp->comp.psn);
 		}
 	}
-	/* data placed past a gap keeps the timer from firing while it flows */
-	sroce_req_timer_update(qp, progress || placed);
+	sroce_req_timer_update(qp, progress || alive);
 }
