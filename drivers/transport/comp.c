@@ -149,13 +149,23 @@ static bool sroce_comp_ack_through(struct sroce_qp *qp, u32 psn, bool *retry)
 {
 	struct sroce_sq *sq = &qp->sq;
 	u32 i, upto = sroce_psn_add(psn, 1);
+	/* acquire: a kernel poster publishes head after writing the WQE */
+	u32 head = smp_load_acquire(&sq->head);
 	bool progress = false;
 
-	for (i = sq->comp; i != sq->req; i++) {
+	/*
+	 * Past sq->req too: after a go-back the WQEs being sent again still
+	 * have their PSNs, and an ACK of the first transmission completes them
+	 * (the requester skips a done WQE).  Waiting for the ACK of the resent
+	 * last packet instead hangs when the peer, which has it all, is gone.
+	 */
+	for (i = sq->comp; i != head; i++) {
 		struct sroce_swqe *wqe = &sq->kwqe[i & (sq->slots - 1)];
 
 		if (wqe->state == SROCE_WQE_DONE)
 			continue;
+		if (!wqe->npkts)
+			break;	/* never sent: no PSNs yet */
 		if (sroce_wqe_is_rd_atomic(wqe)) {
 			/*
 			 * Only its answer completes it: the oldest
@@ -170,9 +180,8 @@ static bool sroce_comp_ack_through(struct sroce_qp *qp, u32 psn, bool *retry)
 			upto = sroce_psn_add(wqe->first_psn, wqe->rcvd / qp->mtu);
 			break;
 		}
+		/* the ACK is for a PSN sent (sroce_comp_psn_ok): so was last_psn */
 		if (sroce_psn_before(psn, wqe->last_psn))
-			break;
-		if (wqe->state != SROCE_WQE_SENT)
 			break;
 		wqe->state = SROCE_WQE_DONE;
 		progress = true;

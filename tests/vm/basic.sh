@@ -301,6 +301,49 @@ t_rmmod_busy() {
 	assert_dmesg_clean "test rmmod_busy"
 }
 
+# The ACK of a message comes back after the local ACK timer (100 ms floor)
+# went back to send it again: that ACK must complete it. 80 ms of netem
+# delay on lo between two addresses of eth0 makes every round trip longer
+# than the timer; the client exits as soon as it has the server's last
+# message, so the server's last SEND completes only from the ACK of its
+# first transmission (nothing answers the resent packets).
+TC=/usr/sbin/tc; [[ -x $TC ]] || TC=/sbin/tc
+_late_ack_cleanup() {
+	"$TC" qdisc del dev lo root 2>/dev/null || true
+	"$IP" addr del 10.0.0.99/32 dev "$NETDEV" 2>/dev/null || true
+}
+t_pingpong_late_ack() {
+	local g1 g2 spid out before gid=0000:0000:0000:0000:0000:ffff:0a00:0063 n=65536 iters=5
+	ensure_link
+	g1=$(roce_v2_ipv4_gid_index)
+	trap _late_ack_cleanup EXIT
+	"$IP" addr add 10.0.0.99/32 dev "$NETDEV"
+	wait_for 20 gid_present "$gid" || fail "no GID for 10.0.0.99"
+	g2=$(grep -lx "$gid" "$(ib_dir)"/ports/1/gids/* | head -n1)
+	g2=${g2##*/}
+	"$TC" qdisc add dev lo root netem delay 80ms || fail "cannot add netem to lo"
+	before=$(counter retry_timeout)
+	next_port
+	ibv_rc_pingpong -d "$DEV" -g "$g1" -s "$n" -n "$iters" -p "$_port" >/tmp/pp-srv.txt 2>&1 &
+	spid=$!
+	wait_port "$_port" 30 || { cat /tmp/pp-srv.txt; fail "pingpong server did not listen"; }
+	out=$(timeout 120 ibv_rc_pingpong -d "$DEV" -g "$g2" -s "$n" -n "$iters" -p "$_port" 127.0.0.1 2>&1) ||
+		{ echo "$out"; echo "--- server:"; cat /tmp/pp-srv.txt; fail "client failed"; }
+	echo "client: $out"
+	wait_for 60 bash -c "! kill -0 $spid" || fail "pingpong server did not finish"
+	wait "$spid" || { cat /tmp/pp-srv.txt; "$RDMA" statistic show link "$DEV/1" || true; fail "server exited non-zero: $(grep -i fail /tmp/pp-srv.txt | head -n1)"; }
+	echo "server: $(cat /tmp/pp-srv.txt)"
+	grep -qE "^$iters iters in" /tmp/pp-srv.txt || fail "server did not report $iters iters"
+	"$RDMA" statistic show link "$DEV/1" || true
+	# the case under test happened: the timer went back before the ACKs came
+	if [[ $SROCE_DRV == sroce ]]; then
+		(($(counter retry_timeout) > before)) || fail "the ACK timer never fired: the delay did not outlast it"
+		info "ACK timeouts: $(($(counter retry_timeout) - before))"
+	fi
+	_late_ack_cleanup
+	assert_dmesg_clean "test pingpong_late_ack"
+}
+
 # ---------------------------------------------------------------------------
 # RC data integrity and recovery in loopback: tests/traffic/rc_verify checks
 # every byte and every completion; the error cases check the WC status, that
@@ -394,6 +437,7 @@ run_test pingpong_1 120 t_pingpong_1
 run_test pingpong_1024 120 t_pingpong_1024
 run_test pingpong_4096 120 t_pingpong_4096
 run_test pingpong_65536 180 t_pingpong_65536
+run_test pingpong_late_ack 180 t_pingpong_late_ack
 run_test send_bw 240 t_send_bw
 run_test write_bw 240 t_write_bw
 run_test read_bw 240 t_read_bw
