@@ -146,22 +146,22 @@ t_devinfo() {
 _port=18600
 next_port() { _port=$((_port + 1)); }
 
-pingpong() { # size
-	local n=$1 gidx spid out
+pingpong() { # size [iters [server_gid_index client_gid_index]]
+	local n=$1 iters=${2:-$PP_ITERS} sg=${3:-} cg=${4:-} spid out
 	ensure_link
-	gidx=$(roce_v2_ipv4_gid_index)
+	[[ -n $sg ]] || { sg=$(roce_v2_ipv4_gid_index); cg=$sg; }
 	next_port
-	ibv_rc_pingpong -d "$DEV" -g "$gidx" -c -s "$n" -n "$PP_ITERS" -p "$_port" >/tmp/pp-srv.txt 2>&1 &
+	ibv_rc_pingpong -d "$DEV" -g "$sg" -c -s "$n" -n "$iters" -p "$_port" >/tmp/pp-srv.txt 2>&1 &
 	spid=$!
 	wait_port "$_port" 30 || { cat /tmp/pp-srv.txt; fail "pingpong server did not listen"; }
-	out=$(timeout 120 ibv_rc_pingpong -d "$DEV" -g "$gidx" -c -s "$n" -n "$PP_ITERS" -p "$_port" 127.0.0.1 2>&1) ||
+	out=$(timeout 120 ibv_rc_pingpong -d "$DEV" -g "$cg" -c -s "$n" -n "$iters" -p "$_port" 127.0.0.1 2>&1) ||
 		{ echo "$out"; echo "--- server:"; cat /tmp/pp-srv.txt; fail "ibv_rc_pingpong client -s $n failed"; }
 	echo "client: $out"
 	wait_for 60 bash -c "! kill -0 $spid" || fail "pingpong server did not finish"
-	wait "$spid" || { cat /tmp/pp-srv.txt; fail "ibv_rc_pingpong server -s $n exited non-zero"; }
+	wait "$spid" || { cat /tmp/pp-srv.txt; "$RDMA" statistic show link "$DEV/1" || true; fail "ibv_rc_pingpong server -s $n exited non-zero: $(grep -i fail /tmp/pp-srv.txt | head -n1)"; }
 	echo "server: $(cat /tmp/pp-srv.txt)"
-	echo "$out" | grep -qE "^$PP_ITERS iters in" || fail "client did not report $PP_ITERS iters"
-	grep -qE "^$PP_ITERS iters in" /tmp/pp-srv.txt || fail "server did not report $PP_ITERS iters"
+	echo "$out" | grep -qE "^$iters iters in" || fail "client did not report $iters iters"
+	grep -qE "^$iters iters in" /tmp/pp-srv.txt || fail "server did not report $iters iters"
 }
 port_state_is() { grep -q "$1" "$(ib_dir)/ports/1/state"; }
 active_mtu_is() { ibv_devinfo -d "$DEV" | grep -qE "active_mtu:[[:space:]]+$1 "; }
@@ -313,7 +313,7 @@ _late_ack_cleanup() {
 	"$IP" addr del 10.0.0.99/32 dev "$NETDEV" 2>/dev/null || true
 }
 t_pingpong_late_ack() {
-	local g1 g2 spid out before gid=0000:0000:0000:0000:0000:ffff:0a00:0063 n=65536 iters=5
+	local g1 g2 before gid=0000:0000:0000:0000:0000:ffff:0a00:0063
 	ensure_link
 	g1=$(roce_v2_ipv4_gid_index)
 	trap _late_ack_cleanup EXIT
@@ -323,17 +323,7 @@ t_pingpong_late_ack() {
 	g2=${g2##*/}
 	"$TC" qdisc add dev lo root netem delay 80ms || fail "cannot add netem to lo"
 	before=$(counter retry_timeout)
-	next_port
-	ibv_rc_pingpong -d "$DEV" -g "$g1" -s "$n" -n "$iters" -p "$_port" >/tmp/pp-srv.txt 2>&1 &
-	spid=$!
-	wait_port "$_port" 30 || { cat /tmp/pp-srv.txt; fail "pingpong server did not listen"; }
-	out=$(timeout 120 ibv_rc_pingpong -d "$DEV" -g "$g2" -s "$n" -n "$iters" -p "$_port" 127.0.0.1 2>&1) ||
-		{ echo "$out"; echo "--- server:"; cat /tmp/pp-srv.txt; fail "client failed"; }
-	echo "client: $out"
-	wait_for 60 bash -c "! kill -0 $spid" || fail "pingpong server did not finish"
-	wait "$spid" || { cat /tmp/pp-srv.txt; "$RDMA" statistic show link "$DEV/1" || true; fail "server exited non-zero: $(grep -i fail /tmp/pp-srv.txt | head -n1)"; }
-	echo "server: $(cat /tmp/pp-srv.txt)"
-	grep -qE "^$iters iters in" /tmp/pp-srv.txt || fail "server did not report $iters iters"
+	pingpong 65536 5 "$g1" "$g2"
 	"$RDMA" statistic show link "$DEV/1" || true
 	# the case under test happened: the timer went back before the ACKs came
 	if [[ $SROCE_DRV == sroce ]]; then
