@@ -316,11 +316,12 @@ static bool sroce_comp_read_ahead(struct sroce_qp *qp, struct sroce_swqe *wqe,
 }
 
 /*
- * @alive: a response of the open READ came, placed or not.  A responder
- * that replays a whole READ per request (rdma_rxe) streams stale responses
- * for a long time; they show it is working on ours, so they hold the ACK
- * timer off (without refilling the retry budget): a timeout there would
- * only queue one more full replay behind the current one.
+ * @alive: a response to a PSN we sent and wait for came (the oldest open
+ * READ or a later one), placed or not.  A responder that replays a whole
+ * READ per request (rdma_rxe) streams stale responses for a long time; they
+ * show it is working on ours, so they hold the ACK timer off (without
+ * refilling the retry budget): a timeout there would only queue one more
+ * full replay behind the current one.
  */
 static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 				 bool *retry, bool *alive)
@@ -335,10 +336,12 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	progress = sroce_comp_ack_through(qp, sroce_psn_add(psn, SROCE_PSN_MASK),
 					  retry);
 	wqe = sroce_comp_first_open(qp, &idx);
+	/* sent and not yet acknowledged: the answer of a READ we wait for */
+	if (wqe && !sroce_psn_before(psn, wqe->first_psn))
+		*alive = true;
 	if (!wqe || wqe->opcode != IB_WR_RDMA_READ ||
 	    !sroce_psn_in_window(psn, wqe->first_psn, wqe->npkts))
 		goto drop;
-	*alive = true;
 	expect = sroce_psn_add(wqe->first_psn, wqe->rcvd / mtu);
 	if (psn != expect) {
 		if (sroce_psn_after(psn, expect) &&
@@ -425,6 +428,27 @@ static bool sroce_comp_psn_ok(struct sroce_qp *qp, u32 psn, bool ack)
 	       sroce_psn_before(psn, qp->req.max_psn);
 }
 
+/*
+ * Recover from a loss the peer's answers revealed.  A gap in READ responses
+ * costs one READ request for the rest of that READ; anything else goes back
+ * to the oldest unacknowledged PSN.
+ */
+static void sroce_comp_go_back(struct sroce_qp *qp, u32 mask)
+{
+	struct sroce_swqe *wqe;
+	u32 idx;
+
+	wqe = sroce_comp_first_open(qp, &idx);
+	if ((mask & SROCE_M_READ) && wqe && wqe->opcode == IB_WR_RDMA_READ &&
+	    wqe->state == SROCE_WQE_SENT &&
+	    qp->comp.psn == sroce_psn_add(wqe->first_psn,
+					  wqe->rcvd / qp->mtu)) {
+		sroce_req_reread(qp, wqe);
+		return;
+	}
+	sroce_req_rewind(qp, qp->comp.psn);
+}
+
 void sroce_comp_rcv(struct sroce_pkt *pkt)
 {
 	struct sroce_qp *qp = pkt->qp;
@@ -490,7 +514,7 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 			sroce_count(qp->sdev, SROCE_CNT_RETRANS_NAK);
 			qp->comp.rewound = true;
 			qp->comp.rewound_psn = qp->comp.psn;
-			sroce_req_rewind(qp, qp->comp.psn);
+			sroce_comp_go_back(qp, mask);
 		}
 	}
 	sroce_req_timer_update(qp, progress || alive);

@@ -206,7 +206,8 @@ static int sroce_req_send_seg(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	return last ? 1 : 0;
 }
 
-static int sroce_req_send_read(struct sroce_qp *qp, struct sroce_swqe *wqe,
+/* The READ request for what @wqe still lacks: from its first missing response on. */
+static int sroce_req_read_xmit(struct sroce_qp *qp, struct sroce_swqe *wqe,
 			       u32 mtu)
 {
 	struct sroce_pkt_hdrs h = {};
@@ -224,9 +225,32 @@ static int sroce_req_send_read(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	if (!skb)
 		return -ENOMEM;
 	sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache, qp->sport, skb);
+	return 0;
+}
+
+static int sroce_req_send_read(struct sroce_qp *qp, struct sroce_swqe *wqe,
+			       u32 mtu)
+{
+	int err = sroce_req_read_xmit(qp, wqe, mtu);
+
+	if (err)
+		return err;
 	sroce_req_sent(qp, wqe->last_psn);
 	qp->req.psn = sroce_psn_add(wqe->last_psn, 1);
 	return 1;
+}
+
+/*
+ * Ask again for the rest of a READ whose responses have a hole, and for
+ * nothing else: an answer to a later PSN showed that the requests after it
+ * arrived, and resending them would make the responder replay those too
+ * (rdma_rxe replays each copy in full, one after another).  A lost copy is
+ * covered by the ACK timer, which goes back over everything.
+ */
+void sroce_req_reread(struct sroce_qp *qp, struct sroce_swqe *wqe)
+{
+	sroce_assert_engine(qp);
+	sroce_req_read_xmit(qp, wqe, sroce_req_mtu(qp));
 }
 
 static int sroce_req_send_atomic(struct sroce_qp *qp, struct sroce_swqe *wqe)
