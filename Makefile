@@ -3,8 +3,9 @@
 #
 #   make [KVER=<ver>|KDIR=<dir>]   build ./sroce.ko (default: newest installed
 #                                  Debian 6.1 headers)
-#   make modules KVER=<ver>        build build/modules/<ver>/sroce.ko, so one
-#                                  tree serves several kernels side by side
+#   make modules KVER=<ver>        build build/modules/<ver>/sroce.ko (and the
+#                                  test module sroce_kverbs.ko), so one tree
+#                                  serves several kernels side by side
 #   make lint                      W=1 + sparse (C=2) for every installed
 #                                  supported kernel, and checkpatch
 #   make unit                      host unit tests of the wire codec
@@ -34,7 +35,11 @@ modules:
 	@tar -C $(SROCE_ROOT) -cf - $(SRC_PARTS) | tar -C build/modules/$(KVER)/src -xf -
 	$(MAKE) -C $(KDIR) M=$(SROCE_ROOT)/build/modules/$(KVER)/src W=1 modules
 	@cp build/modules/$(KVER)/src/sroce.ko build/modules/$(KVER)/sroce.ko
-	@echo "built build/modules/$(KVER)/sroce.ko"
+	@rm -rf build/modules/$(KVER)/kmod && mkdir -p build/modules/$(KVER)/kmod
+	@cp tests/kmod/Kbuild tests/kmod/*.c build/modules/$(KVER)/kmod/
+	$(MAKE) -C $(KDIR) M=$(SROCE_ROOT)/build/modules/$(KVER)/kmod W=1 modules
+	@cp build/modules/$(KVER)/kmod/sroce_kverbs.ko build/modules/$(KVER)/
+	@echo "built build/modules/$(KVER)/sroce.ko and sroce_kverbs.ko"
 
 lint:
 	@KVERS="$(LINT_KVERS)" $(SROCE_ROOT)/scripts/lint

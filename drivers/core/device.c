@@ -57,12 +57,14 @@ static int sroce_query_device(struct ib_device *ibdev,
 	attr->fw_ver = 1ULL << 32;
 	attr->sys_image_guid = ibdev->node_guid;
 	attr->max_mr_size = SROCE_MAX_MR_SIZE;
-	attr->page_size_cap = PAGE_SIZE;
+	attr->page_size_cap = SROCE_PAGE_SIZE_CAP;
 	attr->vendor_id = 0xffffff;
 	attr->max_qp = SROCE_MAX_QP;
 	attr->max_qp_wr = SROCE_MAX_QP_WR;
 	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
-				 IB_DEVICE_SYS_IMAGE_GUID;
+				 IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+	attr->max_fast_reg_page_list_len = SROCE_MAX_FAST_REG_PAGES;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = SROCE_MAX_SGE;
 	attr->max_recv_sge = SROCE_MAX_SGE;

@@ -37,6 +37,13 @@ static u8 sroce_req_opcode(const struct sroce_qp *qp,
 			return base + SROCE_OPX_SEND_FIRST;
 		return base + (last ? SROCE_OPX_SEND_LAST_WITH_IMMEDIATE :
 				      SROCE_OPX_SEND_MIDDLE);
+	case IB_WR_SEND_WITH_INV:
+		if (first && last)
+			return base + SROCE_OPX_SEND_ONLY_WITH_INVALIDATE;
+		if (first)
+			return base + SROCE_OPX_SEND_FIRST;
+		return base + (last ? SROCE_OPX_SEND_LAST_WITH_INVALIDATE :
+				      SROCE_OPX_SEND_MIDDLE);
 	case IB_WR_RDMA_WRITE:
 		if (first && last)
 			return base + SROCE_OPX_RDMA_WRITE_ONLY;
@@ -178,6 +185,7 @@ static int sroce_req_send_seg(struct sroce_qp *qp, struct sroce_swqe *wqe,
 		h.reth.len = wqe->length;
 	}
 	h.imm = be32_to_cpu((__force __be32)wqe->imm_data);
+	h.ieth_rkey = wqe->inv_rkey;
 	if (ud) {
 		/* C10-15: a WR Q_Key with the high bit set means "use the QP's" */
 		h.deth.qkey = (wqe->remote_qkey & 0x80000000) ? qp->qkey :
@@ -287,6 +295,40 @@ static void sroce_wqe_fail(struct sroce_swqe *wqe, int err)
 }
 
 /*
+ * Have all WQEs before sq->req finished?  A LOCAL_INV waits for them: a
+ * resend of one of theirs may still need the key (strong ordering, which
+ * also satisfies the relaxed ordering of o10-37.2.19); so does a fenced
+ * REG_MR.  Every ACK that finishes one queues the engine again.
+ */
+static bool sroce_req_earlier_done(struct sroce_qp *qp)
+{
+	struct sroce_sq *sq = &qp->sq;
+	u32 i;
+
+	for (i = sq->comp; i != sq->req; i++)
+		if (sq->kwqe[i & (sq->slots - 1)].state != SROCE_WQE_DONE)
+			return false;
+	return true;
+}
+
+/*
+ * REG_MR and LOCAL_INV run here, in send queue order: nothing after them
+ * starts before they took effect (o10-37.2.6).  A failure completes the
+ * WQE in error, which ends the QP and flushes the rest.
+ */
+static void sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *wqe)
+{
+	int err;
+
+	if (wqe->opcode == IB_WR_REG_MR)
+		err = sroce_mr_fast_reg(qp, wqe);
+	else
+		err = sroce_mr_invalidate(qp->sdev, qp->ibqp.pd, wqe->inv_rkey);
+	wqe->state = SROCE_WQE_DONE;
+	wqe->status = err ? IB_WC_LOC_QP_OP_ERR : IB_WC_SUCCESS;
+}
+
+/*
  * Transmit what the send queue holds, up to *budget packets.  Returns true
  * when it stopped on the budget with work left; every other stop (window,
  * max_rd_atomic, fence, skb room, RNR wait) ends on an event that queues
@@ -320,6 +362,24 @@ bool sroce_req_run(struct sroce_qp *qp, int *budget)
 					sroce_psn_add(wqe->last_psn, 1)))
 				qp->req.psn = sroce_psn_add(wqe->last_psn, 1);
 			sq->req++;
+			continue;
+		}
+		if (sroce_wr_is_local(wqe->opcode)) {
+			if (qp->state == IB_QPS_SQD ||
+			    ((wqe->opcode == IB_WR_LOCAL_INV ||
+			      (wqe->send_flags & IB_SEND_FENCE)) &&
+			     !sroce_req_earlier_done(qp)))
+				break;
+			if (*budget <= 0) {
+				more = true;
+				break;
+			}
+			(*budget)--;
+			sroce_req_local(qp, wqe);
+			sq->req++;
+			/* nothing after a failed WQE runs: the QP is ending */
+			if (wqe->status != IB_WC_SUCCESS)
+				break;
 			continue;
 		}
 		if (!wqe->npkts) {

@@ -51,6 +51,9 @@ static void sroce_resp_post(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	if (has_imm) {
 		wc.wc_flags |= IB_WC_WITH_IMM;
 		wc.ex.imm_data = cpu_to_be32(pkt->h.imm);
+	} else if (st == IB_WC_SUCCESS && (pkt->h.info->mask & SROCE_M_IETH)) {
+		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
+		wc.ex.invalidate_rkey = pkt->h.ieth_rkey;
 	}
 	qp->resp.have_rwqe = false;
 	sroce_post_rcq(qp, &wc, pkt->h.bth.se);
@@ -543,12 +546,6 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			return;
 		r->in_send = !(mask & SROCE_M_LAST);
 	}
-	if (mask & SROCE_M_IETH) {
-		/* no memory windows or fast-reg yet: nothing to invalidate */
-		sroce_resp_err(qp, pkt, SROCE_NAK_INVALID_REQ,
-			       IB_WC_REM_INV_REQ_ERR, false, fatal);
-		return;
-	}
 	if (len > qp->mtu || (!(mask & SROCE_M_LAST) && len != qp->mtu)) {
 		/* e.g. the peer's path MTU is larger than ours */
 		sroce_resp_err(qp, pkt, SROCE_NAK_INVALID_REQ,
@@ -569,6 +566,17 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		return;
 	}
 	r->rcv_len += len;
+	/*
+	 * Invalidate once the message is in (o10-37.2.21).  A key that may not
+	 * be invalidated stays as it is, the receive fails and the QP ends
+	 * (o10-37.2.24).
+	 */
+	if ((mask & SROCE_M_IETH) &&
+	    sroce_mr_invalidate(qp->sdev, qp->ibqp.pd, pkt->h.ieth_rkey)) {
+		sroce_resp_err(qp, pkt, SROCE_NAK_INVALID_REQ,
+			       IB_WC_REM_INV_REQ_ERR, false, fatal);
+		return;
+	}
 	if (mask & SROCE_M_LAST) {
 		r->in_send = false;
 		r->msn++;

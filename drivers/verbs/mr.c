@@ -56,29 +56,31 @@ static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev,
 		atomic_dec(&sdev->n_mr);
 		return ERR_PTR(err);
 	}
-	mr->ibmr.lkey = idx << 8 | (get_random_u32() & 0xff);
-	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->key = idx << 8 | (get_random_u32() & 0xff);
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
 	mr->ibmr.pd = pd;
 	mr->ibmr.device = &sdev->ib_dev;
 	return mr;
 }
 
-static void sroce_mr_publish(struct sroce_mr *mr)
+static void sroce_mr_publish(struct sroce_mr *mr, u8 state)
 {
-	mr->valid = true;
-	xa_store(&mr->sdev->mr_xa, mr->ibmr.lkey >> 8, mr, GFP_KERNEL);
+	mr->state = state;
+	xa_store(&mr->sdev->mr_xa, mr->key >> 8, mr, GFP_KERNEL);
 }
 
 static void sroce_mr_free(struct sroce_mr *mr)
 {
 	struct sroce_dev *sdev = mr->sdev;
 
-	xa_erase(&sdev->mr_xa, mr->ibmr.lkey >> 8);
+	xa_erase(&sdev->mr_xa, mr->key >> 8);
 	sroce_mr_put(mr);
 	wait_for_completion(&mr->done);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kvfree(mr->pages);
+	kvfree(mr->map);
 	/* a lookup may still hold the pointer before its refcount_inc_not_zero */
 	kfree_rcu(mr, rcu);
 	atomic_dec(&sdev->n_mr);
@@ -98,7 +100,7 @@ struct ib_mr *sroce_get_dma_mr(struct ib_pd *pd, int access)
 	mr->access = access;
 	mr->iova = 0;
 	mr->length = U64_MAX;
-	sroce_mr_publish(mr);
+	sroce_mr_publish(mr, SROCE_MR_VALID);
 	return &mr->ibmr;
 }
 
@@ -148,8 +150,131 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	mr->access = access;
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = length;
-	sroce_mr_publish(mr);
+	sroce_mr_publish(mr, SROCE_MR_VALID);
 	return &mr->ibmr;
+}
+
+/*
+ * A fast-registration MR: its key starts FREE and names no memory until a
+ * REG_MR work request registers what map_mr_sg prepared.
+ */
+struct ib_mr *sroce_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+			     u32 max_num_sg)
+{
+	struct sroce_mr *mr;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > SROCE_MAX_FAST_REG_PAGES)
+		return ERR_PTR(-EINVAL);
+	mr = sroce_mr_alloc(to_sdev(pd->device), pd, SROCE_MR_FAST);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->max_pages = max_num_sg;
+	mr->pages = kvcalloc(max_num_sg, sizeof(void *), GFP_KERNEL);
+	mr->map = kvzalloc(struct_size(mr->map, pages, max_num_sg), GFP_KERNEL);
+	if (!mr->pages || !mr->map) {
+		sroce_mr_free(mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	sroce_mr_publish(mr, SROCE_MR_FREE);
+	return &mr->ibmr;
+}
+
+static int sroce_mr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct sroce_mr_map *map = to_smr(ibmr)->map;
+
+	if (map->npages >= to_smr(ibmr)->max_pages)
+		return -ENOMEM;
+	/* virtual-DMA device: the "DMA address" is a kernel virtual address */
+	map->pages[map->npages++] = (void *)(uintptr_t)addr;
+	return 0;
+}
+
+/*
+ * Prepare the page list of the next REG_MR.  The key may still be VALID
+ * (a consumer that posts LOCAL_INV + REG_MR maps first): the live list is
+ * only replaced when REG_MR runs.
+ */
+int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+	u32 psize = ibmr->page_size;
+	int n;
+
+	if (mr->kind != SROCE_MR_FAST || !is_power_of_2(psize) ||
+	    !(psize & SROCE_PAGE_SIZE_CAP))
+		return -EINVAL;
+	mr->map->npages = 0;
+	mr->map->page_shift = ilog2(psize);
+	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, sroce_mr_set_page);
+	mr->map->offset = ibmr->iova & (psize - 1);
+	return n;
+}
+
+/*
+ * Execute a REG_MR work request of @qp (o10-37.2.5): the MR must be a
+ * FREE fast-registration MR of the QP's PD, the access valid and the
+ * registration inside the page list.  On failure nothing changes.
+ */
+int sroce_mr_fast_reg(struct sroce_qp *qp, const struct sroce_swqe *wqe)
+{
+	struct sroce_mr *mr;
+	struct sroce_mr_map *map;
+	int err = -EINVAL;
+
+	rcu_read_lock();
+	mr = xa_load(&qp->sdev->mr_xa, wqe->reg_key >> 8);
+	if (mr && !refcount_inc_not_zero(&mr->ref))
+		mr = NULL;
+	rcu_read_unlock();
+	if (!mr)
+		return -EINVAL;
+	map = mr->map;
+	if (mr->kind != SROCE_MR_FAST || mr->ibmr.pd != qp->ibqp.pd ||
+	    sroce_check_access(wqe->reg_access))
+		goto out;
+	if (!wqe->reg_length || wqe->reg_iova + wqe->reg_length < wqe->reg_iova ||
+	    (u64)map->offset + wqe->reg_length >
+	    ((u64)map->npages << map->page_shift))
+		goto out;
+	if (cmpxchg(&mr->state, SROCE_MR_FREE, SROCE_MR_BUSY) != SROCE_MR_FREE)
+		goto out;
+	memcpy(mr->pages, map->pages, map->npages * sizeof(void *));
+	mr->npages = map->npages;
+	mr->page_shift = map->page_shift;
+	mr->offset = map->offset;
+	mr->iova = wqe->reg_iova;
+	mr->length = wqe->reg_length;
+	mr->access = wqe->reg_access;
+	WRITE_ONCE(mr->key, wqe->reg_key);
+	/* release: whoever sees VALID sees the registration */
+	smp_store_release(&mr->state, SROCE_MR_VALID);
+	err = 0;
+out:
+	sroce_mr_put(mr);
+	return err;
+}
+
+/*
+ * LOCAL_INV, or the IETH of a SEND with Invalidate: only a fast-registration
+ * key of @pd may be invalidated (o10-37.2.13); a FREE one stays FREE.
+ */
+int sroce_mr_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 key)
+{
+	struct sroce_mr *mr = sroce_mr_get(sdev, key);
+	int err = 0;
+
+	if (!mr)
+		return -EINVAL;
+	if (mr->kind != SROCE_MR_FAST || mr->ibmr.pd != pd ||
+	    (cmpxchg(&mr->state, SROCE_MR_VALID, SROCE_MR_FREE) ==
+	     SROCE_MR_BUSY))
+		err = -EINVAL;
+	sroce_mr_put(mr);
+	return err;
 }
 
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
@@ -164,7 +289,8 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
 
 	rcu_read_lock();
 	mr = xa_load(&sdev->mr_xa, key >> 8);
-	if (mr && (mr->ibmr.lkey != key || !refcount_inc_not_zero(&mr->ref)))
+	if (mr && (READ_ONCE(mr->key) != key ||
+		   !refcount_inc_not_zero(&mr->ref)))
 		mr = NULL;
 	rcu_read_unlock();
 	return mr;
@@ -180,7 +306,9 @@ void sroce_mr_put(struct sroce_mr *mr)
 int sroce_mr_check(struct sroce_mr *mr, struct sroce_pd *pd, u64 va, u32 len,
 		   u32 access)
 {
-	if (!READ_ONCE(mr->valid) || mr->ibmr.pd != &pd->ibpd)
+	/* acquire: pairs with the release that published the registration */
+	if (smp_load_acquire(&mr->state) != SROCE_MR_VALID ||
+	    mr->ibmr.pd != &pd->ibpd)
 		return -EACCES;
 	if ((mr->access & access) != access)
 		return -EACCES;

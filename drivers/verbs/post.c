@@ -14,15 +14,18 @@ static bool sroce_wr_opcode_ok(const struct sroce_qp *qp, u32 opcode)
 	switch (qp->type) {
 	case IB_QPT_RC:
 		return opcode == IB_WR_SEND || opcode == IB_WR_SEND_WITH_IMM ||
+		       opcode == IB_WR_SEND_WITH_INV ||
 		       opcode == IB_WR_RDMA_WRITE ||
 		       opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
 		       opcode == IB_WR_RDMA_READ ||
 		       opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
-		       opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+		       opcode == IB_WR_ATOMIC_FETCH_AND_ADD ||
+		       sroce_wr_is_local(opcode);
 	case IB_QPT_UC:
 		return opcode == IB_WR_SEND || opcode == IB_WR_SEND_WITH_IMM ||
 		       opcode == IB_WR_RDMA_WRITE ||
-		       opcode == IB_WR_RDMA_WRITE_WITH_IMM;
+		       opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
+		       sroce_wr_is_local(opcode);
 	case IB_QPT_UD:
 	case IB_QPT_GSI:
 		return opcode == IB_WR_SEND || opcode == IB_WR_SEND_WITH_IMM;
@@ -35,7 +38,26 @@ static bool sroce_wr_opcode_ok(const struct sroce_qp *qp, u32 opcode)
 static bool sroce_opcode_may_inline(u32 opcode)
 {
 	return opcode == IB_WR_SEND || opcode == IB_WR_SEND_WITH_IMM ||
+	       opcode == IB_WR_SEND_WITH_INV ||
 	       opcode == IB_WR_RDMA_WRITE || opcode == IB_WR_RDMA_WRITE_WITH_IMM;
+}
+
+/*
+ * REG_MR names its MR by pointer, so only a kernel consumer may post it;
+ * the new key may differ from the MR's in its low 8 bits only.
+ */
+static int sroce_wqe_reg_mr(struct sroce_swqe *wqe, const struct ib_reg_wr *reg)
+{
+	struct sroce_mr *mr = to_smr(reg->mr);
+
+	if (mr->kind != SROCE_MR_FAST || (reg->key >> 8) != (mr->key >> 8))
+		return -EINVAL;
+	wqe->reg_key = reg->key;
+	wqe->reg_access = reg->access;
+	/* as the consumer set them after map_mr_sg (NFS rewrites the iova) */
+	wqe->reg_iova = reg->mr->iova;
+	wqe->reg_length = reg->mr->length;
+	return 0;
 }
 
 static void sroce_wqe_reset_progress(struct sroce_swqe *wqe)
@@ -83,6 +105,14 @@ static int sroce_wqe_from_wr(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	wqe->is_inline = !!(wr->send_flags & IB_SEND_INLINE);
 	if (wqe->is_inline && !sroce_opcode_may_inline(wr->opcode))
 		return -EINVAL;
+	wqe->inv_rkey = wr->ex.invalidate_rkey;
+	if (sroce_wr_is_local(wr->opcode)) {
+		/* local operations move no data */
+		wqe->num_sge = 0;
+		wqe->length = 0;
+		return wr->opcode == IB_WR_REG_MR ?
+		       sroce_wqe_reg_mr(wqe, reg_wr(wr)) : 0;
+	}
 	if (wqe->is_inline) {
 		for (i = 0; i < wqe->num_sge; i++) {
 			u32 n = wr->sg_list[i].length;
@@ -154,8 +184,14 @@ int sroce_wqe_from_user(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	wqe->num_sge = u.dma.num_sge;
 	wqe->is_inline = !!(wqe->send_flags & IB_SEND_INLINE);
 	wqe->length = 0;
-	if (!sroce_wr_opcode_ok(qp, wqe->opcode))
+	wqe->inv_rkey = u.wr.ex.invalidate_rkey;
+	/* REG_MR's MR is a kernel pointer in the rxe ABI: never from user space */
+	if (!sroce_wr_opcode_ok(qp, wqe->opcode) || wqe->opcode == IB_WR_REG_MR)
 		return -EINVAL;
+	if (wqe->opcode == IB_WR_LOCAL_INV) {
+		wqe->num_sge = 0;
+		return wqe->is_inline ? -EINVAL : 0;
+	}
 	if (wqe->is_inline) {
 		/* num_sge is user data that means nothing for inline WQEs */
 		wqe->num_sge = 0;

@@ -9,6 +9,7 @@
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
+#include <linux/sizes.h>
 #include <linux/xarray.h>
 #include <linux/interrupt.h>
 #include <linux/refcount.h>
@@ -45,6 +46,8 @@
 #define SROCE_MCAST_QPN		0xffffff
 #define SROCE_MAX_SRQ_WR	0x4000
 #define SROCE_MAX_MR_SIZE	(1ULL << 40)
+#define SROCE_MAX_FAST_REG_PAGES 512	/* page list of one fast-reg MR */
+#define SROCE_PAGE_SIZE_CAP	(~(SZ_4K - 1) & 0xffffffffULL)	/* 4 KiB..2 GiB */
 #define SROCE_GID_TBL_LEN	1024
 #define SROCE_PKEY_DEFAULT	0xffff
 #define SROCE_FIRST_QPN		16
@@ -234,13 +237,34 @@ enum sroce_mr_kind {
 	SROCE_MR_FAST,		/* filled by map_mr_sg */
 };
 
+/*
+ * Key states (IBA 10.6.3.7, 10.6.5): only a VALID key reaches memory.  A
+ * fast-registration MR starts FREE; REG_MR takes it FREE -> BUSY -> VALID,
+ * invalidation VALID -> FREE.
+ */
+enum sroce_mr_state {
+	SROCE_MR_FREE,
+	SROCE_MR_VALID,
+	SROCE_MR_BUSY,
+};
+
+/* What map_mr_sg prepared for the next REG_MR of a fast-registration MR. */
+struct sroce_mr_map {
+	u32			page_shift;
+	u32			offset;		/* of iova within the first page */
+	u32			npages;
+	void			*pages[];	/* kva of each page, max_pages */
+};
+
 struct sroce_mr {
 	struct ib_mr		ibmr;
 	struct sroce_dev	*sdev;
 	enum sroce_mr_kind	kind;
 	refcount_t		ref;
 	struct completion	done;
-	bool			valid;
+	u8			state;		/* enum sroce_mr_state */
+	/* the key packets and WQEs must name; ibmr's keys belong to the consumer */
+	u32			key;
 	u32			access;
 	u64			iova;
 	u64			length;
@@ -249,6 +273,7 @@ struct sroce_mr {
 	u32			npages;
 	u32			max_pages;
 	void			**pages;	/* kva of each page */
+	struct sroce_mr_map	*map;		/* fast registration only */
 	struct ib_umem		*umem;
 	struct rcu_head		rcu;	/* packets look MRs up under RCU */
 };
@@ -264,6 +289,12 @@ struct sroce_sge {
 	u32	lkey;
 };
 
+/* Work requests the requester executes itself: no packets, no PSNs. */
+static inline bool sroce_wr_is_local(u32 opcode)
+{
+	return opcode == IB_WR_REG_MR || opcode == IB_WR_LOCAL_INV;
+}
+
 /* Kernel copy of a send WQE: validated once, never re-read from user memory. */
 enum sroce_wqe_state {
 	SROCE_WQE_PENDING,	/* not fully transmitted */
@@ -276,7 +307,12 @@ struct sroce_swqe {
 	u32	opcode;		/* IB_WR_* */
 	u32	send_flags;
 	u32	imm_data;	/* network order, as carried in ImmDt */
-	u32	inv_rkey;
+	u32	inv_rkey;	/* SEND_WITH_INV, LOCAL_INV */
+	/* REG_MR: the MR's index, new key and access, iova and length at post */
+	u32	reg_key;
+	u32	reg_access;
+	u64	reg_iova;
+	u64	reg_length;
 	u64	remote_addr;
 	u32	rkey;
 	u64	compare_add;
@@ -572,6 +608,8 @@ int sroce_mcast_qps(struct sroce_dev *sdev, const union ib_gid *mgid,
 
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);
 void sroce_mr_put(struct sroce_mr *mr);
+int sroce_mr_fast_reg(struct sroce_qp *qp, const struct sroce_swqe *wqe);
+int sroce_mr_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 key);
 int sroce_mr_check(struct sroce_mr *mr, struct sroce_pd *pd, u64 va, u32 len,
 		   u32 access);
 int sroce_mr_copy(struct sroce_mr *mr, u64 va, void *buf, u32 len, bool to_mr);

@@ -406,6 +406,30 @@ t_rc_verify_peer_gone() {
 	assert_dmesg_clean "test rc_verify_peer_gone"
 }
 
+# Kernel-consumer verbs (tests/kmod/sroce_kverbs.c): fast registration, local
+# and remote invalidation, and their error rules, checked byte by byte and
+# completion by completion inside the module; it prints one line per case.
+KVERBS_CASES=7
+t_kverbs() {
+	local km mark lines
+	ensure_link
+	km=${KO:+$(dirname "$KO")/sroce_kverbs.ko}
+	[[ -f $km ]] || km=$REPO/build/modules/$(uname -r)/sroce_kverbs.ko
+	[[ -f $km ]] || fail "test module $km not found (make modules builds it)"
+	mark="kverbs-$$-$RANDOM"
+	echo "$mark" >/dev/kmsg
+	local rc=0
+	insmod "$km" dev="$DEV" || rc=$?
+	lines=$(dmesg | sed -n "/$mark/,\$p" | grep 'sroce_kverbs:')
+	echo "$lines"
+	((rc == 0)) || fail "insmod sroce_kverbs failed ($rc): $(echo "$lines" | grep -m1 FAIL)"
+	rmmod sroce_kverbs || fail "rmmod sroce_kverbs"
+	[[ $(echo "$lines" | grep -c ': PASS ') == "$KVERBS_CASES" ]] ||
+		fail "want $KVERBS_CASES PASS lines"
+	echo "$lines" | grep -q ": $KVERBS_CASES passed, 0 failed" || fail "no clean tally line"
+	assert_dmesg_clean "test kverbs"
+}
+
 # ---------------------------------------------------------------------------
 # Sourced by other suites (bench.sh) for the helpers above: stop here.
 [[ ${BASH_SOURCE[0]} == "$0" ]] || return 0
@@ -435,5 +459,6 @@ run_test rc_verify 480 t_rc_verify
 run_test rc_verify_rnr_late 480 t_rc_verify_rnr_late
 run_test rc_verify_rnr_exhausted 120 t_rc_verify_rnr_exhausted
 run_test rc_verify_peer_gone 120 t_rc_verify_peer_gone
+run_test kverbs 120 t_kverbs
 run_test rmmod_busy 180 t_rmmod_busy
 suite_end

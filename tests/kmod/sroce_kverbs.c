@@ -1,0 +1,605 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Kernel-consumer verbs test: what only a kernel ULP can post (fast
+ * registration, local invalidate) and remote invalidation, between two RC
+ * QPs of one device in loopback.  Each case prints "sroce_kverbs: PASS
+ * <name>" or "FAIL <name>: why", then a tally; loading fails (-EIO) if
+ * any case failed.
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/scatterlist.h>
+#include <net/ipv6.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_cache.h>
+
+static char *kv_dev_name = "sroce0";
+module_param_named(dev, kv_dev_name, charp, 0444);
+MODULE_PARM_DESC(dev, "RDMA device to test");
+
+#define NPAGES		4
+#define BUF_LEN		(NPAGES * PAGE_SIZE)
+#define REMOTE_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | \
+			 IB_ACCESS_REMOTE_WRITE)
+
+struct kv_qp {
+	struct ib_cq	*cq;
+	struct ib_qp	*qp;
+};
+
+struct kv_ctx {
+	struct ib_device	*dev;
+	struct ib_pd		*pd;
+	struct ib_pd		*pd2;
+	u32			sgid_index;
+	union ib_gid		gid;
+	struct kv_qp		a, b;		/* a owns the MR, b is the peer */
+	struct page		*pages[NPAGES];	/* the registered buffer */
+	struct scatterlist	sgl[NPAGES];
+	u8			*src, *dst;	/* b's buffers (local_dma_lkey) */
+	int			fails;
+	int			passes;
+};
+
+#define kv_fail(c, name, fmt, ...) do {					\
+	pr_err("sroce_kverbs: FAIL %s: " fmt "\n", name, ##__VA_ARGS__);	\
+	(c)->fails++;							\
+} while (0)
+
+static void kv_pass(struct kv_ctx *c, const char *name)
+{
+	pr_info("sroce_kverbs: PASS %s\n", name);
+	c->passes++;
+}
+
+static int kv_find_gid(struct kv_ctx *c)
+{
+	u32 i;
+
+	for (i = 0; i < c->dev->port_data[1].immutable.gid_tbl_len; i++) {
+		const struct ib_gid_attr *attr = rdma_get_gid_attr(c->dev, 1, i);
+		bool ok;
+
+		if (IS_ERR(attr))
+			continue;
+		ok = attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP &&
+		     ipv6_addr_v4mapped((const struct in6_addr *)attr->gid.raw);
+		if (ok) {
+			c->gid = attr->gid;
+			c->sgid_index = i;
+		}
+		rdma_put_gid_attr(attr);
+		if (ok)
+			return 0;
+	}
+	return -ENOENT;
+}
+
+static int kv_poll(struct kv_qp *q, struct ib_wc *wc)
+{
+	unsigned long end = jiffies + 5 * HZ;
+	int n;
+
+	do {
+		n = ib_poll_cq(q->cq, 1, wc);
+		if (n)
+			return n < 0 ? n : 0;
+		usleep_range(200, 1000);
+	} while (time_before(jiffies, end));
+	return -ETIMEDOUT;
+}
+
+/* Expect exactly the completion (@wr_id, @status, @opcode) next on @q. */
+static int kv_expect(struct kv_ctx *c, const char *name, struct kv_qp *q,
+		     u64 wr_id, enum ib_wc_status status,
+		     enum ib_wc_opcode opcode, struct ib_wc *out)
+{
+	struct ib_wc wc;
+
+	if (kv_poll(q, &wc)) {
+		kv_fail(c, name, "no completion for wr_id %llu (want %s)",
+			wr_id, ib_wc_status_msg(status));
+		return -EIO;
+	}
+	if (wc.wr_id != wr_id || wc.status != status ||
+	    (status == IB_WC_SUCCESS && wc.opcode != opcode)) {
+		kv_fail(c, name, "wr_id %llu status %s opcode %d, want wr_id %llu %s opcode %d",
+			wc.wr_id, ib_wc_status_msg(wc.status), wc.opcode,
+			wr_id, ib_wc_status_msg(status), opcode);
+		return -EIO;
+	}
+	if (out)
+		*out = wc;
+	return 0;
+}
+
+static void kv_qp_destroy(struct kv_qp *q)
+{
+	if (q->qp)
+		ib_destroy_qp(q->qp);
+	if (q->cq)
+		ib_free_cq(q->cq);
+	q->qp = NULL;
+	q->cq = NULL;
+}
+
+static int kv_qp_create(struct kv_ctx *c, struct ib_pd *pd, struct kv_qp *q)
+{
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 2, .max_recv_sge = 2 },
+	};
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE,
+	};
+
+	q->cq = ib_alloc_cq(c->dev, NULL, 64, 0, IB_POLL_DIRECT);
+	if (IS_ERR(q->cq)) {
+		int err = PTR_ERR(q->cq);
+
+		q->cq = NULL;
+		return err;
+	}
+	init.send_cq = q->cq;
+	init.recv_cq = q->cq;
+	q->qp = ib_create_qp(pd, &init);
+	if (IS_ERR(q->qp)) {
+		int err = PTR_ERR(q->qp);
+
+		q->qp = NULL;
+		return err;
+	}
+	return ib_modify_qp(q->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			    IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+}
+
+static int kv_qp_connect(struct kv_ctx *c, struct kv_qp *q, u32 dqpn)
+{
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_RTR,
+		.path_mtu = IB_MTU_1024,
+		.dest_qp_num = dqpn,
+		.rq_psn = 100,
+		.max_dest_rd_atomic = 4,
+		.min_rnr_timer = 1,
+	};
+	int err;
+
+	attr.ah_attr.type = rdma_ah_find_type(c->dev, 1);
+	rdma_ah_set_port_num(&attr.ah_attr, 1);
+	rdma_ah_set_grh(&attr.ah_attr, &c->gid, 0, c->sgid_index, 64, 0);
+	err = ib_modify_qp(q->qp, &attr, IB_QP_STATE | IB_QP_AV |
+			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (err)
+		return err;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTS;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.sq_psn = 100;
+	attr.max_rd_atomic = 4;
+	return ib_modify_qp(q->qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
+			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+			    IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* A fresh connected pair: a case that ends a QP in error starts over. */
+static int kv_pair(struct kv_ctx *c)
+{
+	int err;
+
+	kv_qp_destroy(&c->a);
+	kv_qp_destroy(&c->b);
+	err = kv_qp_create(c, c->pd, &c->a) ?:
+	      kv_qp_create(c, c->pd, &c->b) ?:
+	      kv_qp_connect(c, &c->a, c->b.qp->qp_num) ?:
+	      kv_qp_connect(c, &c->b, c->a.qp->qp_num);
+	if (err)
+		pr_err("sroce_kverbs: cannot set up a connected QP pair: %d\n", err);
+	return err;
+}
+
+static int kv_post_send(struct kv_qp *q, struct ib_send_wr *wr)
+{
+	const struct ib_send_wr *bad;
+
+	return ib_post_send(q->qp, wr, &bad);
+}
+
+/* Map the buffer's pages into @mr and register it with a new key on a. */
+static int kv_fast_reg(struct kv_ctx *c, const char *name, struct ib_mr *mr,
+		       int access, u64 wr_id)
+{
+	struct ib_reg_wr reg = {
+		.wr = { .opcode = IB_WR_REG_MR, .wr_id = wr_id },
+		.mr = mr,
+		.access = access,
+	};
+	int n, err;
+
+	n = ib_map_mr_sg(mr, c->sgl, NPAGES, NULL, PAGE_SIZE);
+	if (n != NPAGES) {
+		kv_fail(c, name, "ib_map_mr_sg mapped %d of %d", n, NPAGES);
+		return -EIO;
+	}
+	/* as NFS/RDMA does: the consumer owns the iova's upper bits */
+	mr->iova = (mr->iova & 0xffffffffULL) | (0x5a5aULL << 32);
+	ib_update_fast_reg_key(mr, (mr->rkey & 0xff) + 1);
+	reg.key = mr->rkey;
+	err = kv_post_send(&c->a, &reg.wr);
+	if (err) {
+		kv_fail(c, name, "post REG_MR: %d", err);
+		return err;
+	}
+	return kv_expect(c, name, &c->a, wr_id, IB_WC_SUCCESS, IB_WC_REG_MR,
+			 NULL);
+}
+
+/* b reads or writes [off, off + len) of the region through @mr's rkey. */
+static int kv_rdma(struct kv_ctx *c, const char *name, struct ib_mr *mr,
+		   enum ib_wr_opcode op, u32 off, u32 len, u64 wr_id,
+		   enum ib_wc_status want)
+{
+	struct ib_sge sge = {
+		.addr = (uintptr_t)(op == IB_WR_RDMA_WRITE ? c->src : c->dst),
+		.length = len,
+		.lkey = c->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr = { .opcode = op, .wr_id = wr_id, .sg_list = &sge,
+			.num_sge = 1 },
+		.remote_addr = mr->iova + off,
+		.rkey = mr->rkey,
+	};
+	int err = kv_post_send(&c->b, &wr.wr);
+
+	if (err) {
+		kv_fail(c, name, "post %s: %d", op == IB_WR_RDMA_WRITE ?
+			"WRITE" : "READ", err);
+		return err;
+	}
+	return kv_expect(c, name, &c->b, wr_id, want,
+			 op == IB_WR_RDMA_WRITE ? IB_WC_RDMA_WRITE :
+			 IB_WC_RDMA_READ, NULL);
+}
+
+static u8 kv_region_byte(struct kv_ctx *c, u32 off)
+{
+	return ((u8 *)page_address(c->pages[off / PAGE_SIZE]))[off % PAGE_SIZE];
+}
+
+static void kv_region_fill(struct kv_ctx *c, u8 v)
+{
+	int i;
+
+	for (i = 0; i < NPAGES; i++)
+		memset(page_address(c->pages[i]), v, PAGE_SIZE);
+}
+
+/* WRITE through the fast-registered key lands in the right pages; READ returns it. */
+static void kv_case_write_read(struct kv_ctx *c, struct ib_mr *mr)
+{
+	const char *name = "frwr_write_read";
+	struct ib_send_wr inv = { .wr_id = 4, .opcode = IB_WR_LOCAL_INV };
+	u32 off = 100, len = BUF_LEN - 300, i;
+
+	if (kv_pair(c) || kv_fast_reg(c, name, mr, REMOTE_ACCESS, 1))
+		return;
+	kv_region_fill(c, 0);
+	for (i = 0; i < BUF_LEN; i++)
+		c->src[i] = (u8)(i * 7 + 3);
+	if (kv_rdma(c, name, mr, IB_WR_RDMA_WRITE, off, len, 2, IB_WC_SUCCESS))
+		return;
+	for (i = 0; i < BUF_LEN; i++) {
+		u8 want = i >= off && i < off + len ? (u8)((i - off) * 7 + 3) : 0;
+
+		if (kv_region_byte(c, i) != want) {
+			kv_fail(c, name, "byte %u of the region is %#x, want %#x",
+				i, kv_region_byte(c, i), want);
+			return;
+		}
+	}
+	memset(c->dst, 0, BUF_LEN);
+	if (kv_rdma(c, name, mr, IB_WR_RDMA_READ, off, len, 3, IB_WC_SUCCESS))
+		return;
+	if (memcmp(c->dst, c->src, len)) {
+		kv_fail(c, name, "READ back differs from what was written");
+		return;
+	}
+	/* FREE again for the next case's registration */
+	inv.ex.invalidate_rkey = mr->rkey;
+	if (kv_post_send(&c->a, &inv) ||
+	    kv_expect(c, name, &c->a, 4, IB_WC_SUCCESS, IB_WC_LOCAL_INV, NULL))
+		return;
+	kv_pass(c, name);
+}
+
+/* SEND with Invalidate: the receive reports the key, the key no longer works. */
+static void kv_case_send_inv(struct kv_ctx *c, struct ib_mr *mr)
+{
+	const char *name = "send_with_invalidate";
+	struct ib_sge rsge = { .addr = (uintptr_t)c->dst, .length = 256,
+			       .lkey = c->pd->local_dma_lkey };
+	struct ib_recv_wr rwr = { .wr_id = 10, .sg_list = &rsge, .num_sge = 1 };
+	struct ib_sge ssge = { .addr = (uintptr_t)c->src, .length = 200,
+			       .lkey = c->pd->local_dma_lkey };
+	struct ib_send_wr swr = { .wr_id = 11, .opcode = IB_WR_SEND_WITH_INV,
+				  .sg_list = &ssge, .num_sge = 1 };
+	const struct ib_recv_wr *bad;
+	struct ib_wc wc;
+
+	if (kv_pair(c) || kv_fast_reg(c, name, mr, REMOTE_ACCESS, 1))
+		return;
+	if (ib_post_recv(c->a.qp, &rwr, &bad)) {
+		kv_fail(c, name, "post_recv");
+		return;
+	}
+	swr.ex.invalidate_rkey = mr->rkey;
+	if (kv_post_send(&c->b, &swr)) {
+		kv_fail(c, name, "post SEND_WITH_INV");
+		return;
+	}
+	if (kv_expect(c, name, &c->b, 11, IB_WC_SUCCESS, IB_WC_SEND, NULL) ||
+	    kv_expect(c, name, &c->a, 10, IB_WC_SUCCESS, IB_WC_RECV, &wc))
+		return;
+	if (!(wc.wc_flags & IB_WC_WITH_INVALIDATE) ||
+	    wc.ex.invalidate_rkey != mr->rkey || wc.byte_len != 200) {
+		kv_fail(c, name, "receive wc_flags %#x rkey %#x len %u, want invalidate of %#x, 200 bytes",
+			wc.wc_flags, wc.ex.invalidate_rkey, wc.byte_len,
+			mr->rkey);
+		return;
+	}
+	/* o10-37.2.18: the invalidated key is a remote access error now */
+	if (kv_rdma(c, name, mr, IB_WR_RDMA_WRITE, 0, 64, 12,
+		    IB_WC_REM_ACCESS_ERR))
+		return;
+	kv_pass(c, name);
+}
+
+/* LOCAL_INV frees the key; fast registration works again after it. */
+static void kv_case_local_inv(struct kv_ctx *c, struct ib_mr *mr)
+{
+	const char *name = "local_invalidate";
+	struct ib_send_wr inv = { .wr_id = 21, .opcode = IB_WR_LOCAL_INV };
+
+	if (kv_pair(c) || kv_fast_reg(c, name, mr, REMOTE_ACCESS, 20))
+		return;
+	if (kv_rdma(c, name, mr, IB_WR_RDMA_WRITE, 0, 64, 22, IB_WC_SUCCESS))
+		return;
+	inv.ex.invalidate_rkey = mr->rkey;
+	if (kv_post_send(&c->a, &inv) ||
+	    kv_expect(c, name, &c->a, 21, IB_WC_SUCCESS, IB_WC_LOCAL_INV, NULL))
+		return;
+	if (kv_rdma(c, name, mr, IB_WR_RDMA_READ, 0, 64, 23,
+		    IB_WC_REM_ACCESS_ERR))
+		return;
+	kv_pass(c, name);
+}
+
+/* A second REG_MR on a VALID key fails and the QP flushes what follows (o10-37.2.5). */
+static void kv_case_reg_valid(struct kv_ctx *c, struct ib_mr *mr)
+{
+	const char *name = "reg_mr_on_valid_key";
+	struct ib_reg_wr reg = {
+		.wr = { .opcode = IB_WR_REG_MR, .wr_id = 31 },
+		.mr = mr,
+		.access = REMOTE_ACCESS,
+	};
+	struct ib_send_wr inv = { .wr_id = 32, .opcode = IB_WR_LOCAL_INV };
+
+	if (kv_pair(c) || kv_fast_reg(c, name, mr, REMOTE_ACCESS, 30))
+		return;
+	reg.key = mr->rkey;
+	reg.wr.next = &inv;
+	inv.ex.invalidate_rkey = mr->rkey;
+	if (kv_post_send(&c->a, &reg.wr)) {
+		kv_fail(c, name, "post REG_MR");
+		return;
+	}
+	if (kv_expect(c, name, &c->a, 31, IB_WC_LOC_QP_OP_ERR, IB_WC_REG_MR,
+		      NULL) ||
+	    kv_expect(c, name, &c->a, 32, IB_WC_WR_FLUSH_ERR, IB_WC_LOCAL_INV,
+		      NULL))
+		return;
+	/* the failed REG_MR changed nothing: the first registration still works */
+	if (kv_pair(c) ||
+	    kv_rdma(c, name, mr, IB_WR_RDMA_WRITE, 0, 64, 33, IB_WC_SUCCESS))
+		return;
+	kv_pass(c, name);
+}
+
+/* Only a fast-registration key may be invalidated (o10-37.2.13). */
+static void kv_case_inv_not_fast(struct kv_ctx *c)
+{
+	const char *name = "local_inv_of_dma_key";
+	struct ib_send_wr inv = { .wr_id = 41, .opcode = IB_WR_LOCAL_INV };
+
+	if (kv_pair(c))
+		return;
+	inv.ex.invalidate_rkey = c->pd->local_dma_lkey;
+	if (kv_post_send(&c->a, &inv) ||
+	    kv_expect(c, name, &c->a, 41, IB_WC_LOC_QP_OP_ERR, IB_WC_LOCAL_INV,
+		      NULL))
+		return;
+	kv_pass(c, name);
+}
+
+/* Remote invalidation of another PD's key fails both ends (o10-37.2.24). */
+static void kv_case_remote_inv_other_pd(struct kv_ctx *c)
+{
+	const char *name = "send_inv_other_pd";
+	struct ib_sge rsge = { .addr = (uintptr_t)c->dst, .length = 256,
+			       .lkey = c->pd->local_dma_lkey };
+	struct ib_recv_wr rwr = { .wr_id = 50, .sg_list = &rsge, .num_sge = 1 };
+	struct ib_sge ssge = { .addr = (uintptr_t)c->src, .length = 16,
+			       .lkey = c->pd->local_dma_lkey };
+	struct ib_send_wr swr = { .wr_id = 51, .opcode = IB_WR_SEND_WITH_INV,
+				  .sg_list = &ssge, .num_sge = 1 };
+	const struct ib_recv_wr *bad;
+	struct ib_mr *mr2;
+
+	mr2 = ib_alloc_mr(c->pd2, IB_MR_TYPE_MEM_REG, NPAGES);
+	if (IS_ERR(mr2)) {
+		kv_fail(c, name, "ib_alloc_mr: %ld", PTR_ERR(mr2));
+		return;
+	}
+	if (kv_pair(c))
+		goto out;
+	if (ib_post_recv(c->a.qp, &rwr, &bad)) {
+		kv_fail(c, name, "post_recv");
+		goto out;
+	}
+	swr.ex.invalidate_rkey = mr2->rkey;
+	if (kv_post_send(&c->b, &swr)) {
+		kv_fail(c, name, "post SEND_WITH_INV");
+		goto out;
+	}
+	if (kv_expect(c, name, &c->b, 51, IB_WC_REM_INV_REQ_ERR, IB_WC_SEND,
+		      NULL) ||
+	    kv_expect(c, name, &c->a, 50, IB_WC_REM_INV_REQ_ERR, IB_WC_RECV,
+		      NULL))
+		goto out;
+	kv_pass(c, name);
+out:
+	kv_qp_destroy(&c->a);
+	kv_qp_destroy(&c->b);
+	ib_dereg_mr(mr2);
+}
+
+/* The new key may differ in its low 8 bits only: post_send refuses it. */
+static void kv_case_reg_bad_key(struct kv_ctx *c, struct ib_mr *mr)
+{
+	const char *name = "reg_mr_foreign_key";
+	struct ib_reg_wr reg = {
+		.wr = { .opcode = IB_WR_REG_MR, .wr_id = 61 },
+		.mr = mr,
+		.access = REMOTE_ACCESS,
+	};
+
+	if (kv_pair(c))
+		return;
+	reg.key = mr->rkey + 0x100;
+	if (kv_post_send(&c->a, &reg.wr) != -EINVAL) {
+		kv_fail(c, name, "post_send took a key of another MR");
+		return;
+	}
+	kv_pass(c, name);
+}
+
+static int kv_buffers(struct kv_ctx *c)
+{
+	int i;
+
+	sg_init_table(c->sgl, NPAGES);
+	/* separate pages, in reverse order: the page list must keep them apart */
+	for (i = NPAGES - 1; i >= 0; i--) {
+		c->pages[i] = alloc_page(GFP_KERNEL);
+		if (!c->pages[i])
+			return -ENOMEM;
+		sg_set_page(&c->sgl[i], c->pages[i], PAGE_SIZE, 0);
+	}
+	if (ib_dma_map_sg(c->dev, c->sgl, NPAGES, DMA_BIDIRECTIONAL) != NPAGES)
+		return -EIO;
+	c->src = kzalloc(BUF_LEN, GFP_KERNEL);
+	c->dst = kzalloc(BUF_LEN, GFP_KERNEL);
+	return c->src && c->dst ? 0 : -ENOMEM;
+}
+
+static void kv_cleanup(struct kv_ctx *c)
+{
+	int i;
+
+	kv_qp_destroy(&c->a);
+	kv_qp_destroy(&c->b);
+	if (c->pages[0])
+		ib_dma_unmap_sg(c->dev, c->sgl, NPAGES, DMA_BIDIRECTIONAL);
+	for (i = 0; i < NPAGES; i++)
+		if (c->pages[i])
+			__free_page(c->pages[i]);
+	kfree(c->src);
+	kfree(c->dst);
+	if (c->pd2)
+		ib_dealloc_pd(c->pd2);
+	if (c->pd)
+		ib_dealloc_pd(c->pd);
+	ib_device_put(c->dev);
+}
+
+static int __init sroce_kverbs_init(void)
+{
+	struct kv_ctx *c;
+	struct ib_mr *mr;
+	int err;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	c->dev = ib_device_get_by_name(kv_dev_name, RDMA_DRIVER_UNKNOWN);
+	if (!c->dev) {
+		pr_err("sroce_kverbs: no RDMA device %s\n", kv_dev_name);
+		kfree(c);
+		return -ENODEV;
+	}
+	err = kv_find_gid(c);
+	if (err) {
+		pr_err("sroce_kverbs: %s has no RoCE v2 IPv4 GID\n", kv_dev_name);
+		goto out;
+	}
+	if (!(c->dev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS)) {
+		kv_fail(c, "caps", "IB_DEVICE_MEM_MGT_EXTENSIONS not advertised");
+		err = -EIO;
+		goto out;
+	}
+	c->pd = ib_alloc_pd(c->dev, 0);
+	c->pd2 = ib_alloc_pd(c->dev, 0);
+	if (IS_ERR(c->pd) || IS_ERR(c->pd2)) {
+		err = IS_ERR(c->pd) ? PTR_ERR(c->pd) : PTR_ERR(c->pd2);
+		if (IS_ERR(c->pd))
+			c->pd = NULL;
+		if (IS_ERR(c->pd2))
+			c->pd2 = NULL;
+		goto out;
+	}
+	err = kv_buffers(c);
+	if (err)
+		goto out;
+	mr = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, NPAGES);
+	if (IS_ERR(mr)) {
+		err = PTR_ERR(mr);
+		goto out;
+	}
+	kv_case_write_read(c, mr);
+	kv_case_send_inv(c, mr);
+	kv_case_local_inv(c, mr);
+	kv_case_reg_valid(c, mr);
+	kv_case_inv_not_fast(c);
+	kv_case_remote_inv_other_pd(c);
+	kv_case_reg_bad_key(c, mr);
+	kv_qp_destroy(&c->a);
+	kv_qp_destroy(&c->b);
+	ib_dereg_mr(mr);
+	pr_info("sroce_kverbs: %d passed, %d failed\n", c->passes, c->fails);
+	err = c->fails ? -EIO : 0;
+out:
+	kv_cleanup(c);
+	kfree(c);
+	return err;
+}
+
+/* everything was released by init: the test leaves nothing behind */
+static void __exit sroce_kverbs_exit(void)
+{
+}
+
+module_init(sroce_kverbs_init);
+module_exit(sroce_kverbs_exit);
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_DESCRIPTION("sroce kernel-consumer verbs test");
