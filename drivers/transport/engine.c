@@ -76,6 +76,11 @@ static void sroce_raise(struct sroce_qp *qp, const struct sroce_notify *nt)
 		ev.element.qp = &qp->ibqp;
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 	}
+	if (nt->sq_drained && qp->ibqp.event_handler) {
+		ev.event = IB_EVENT_SQ_DRAINED;
+		ev.element.qp = &qp->ibqp;
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	}
 	if (nt->qp_event && qp->ibqp.event_handler) {
 		ev.event = nt->qp_event;
 		ev.element.qp = &qp->ibqp;
@@ -286,6 +291,12 @@ static bool sroce_engine_pass(struct sroce_qp *qp)
 	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)
 		more |= sroce_req_run(qp, &qbudget);
 	sroce_comp_complete(qp);
+	/* SQD: every message started before it has completed (C10-36) */
+	if (qp->state == IB_QPS_SQD && qp->sq_draining &&
+	    qp->sq.comp == sroce_req_sent_end(qp)) {
+		qp->sq_draining = false;
+		qp->nt.sq_drained = qp->sqd_notify;
+	}
 
 	if (qp->state == IB_QPS_ERR)
 		return sroce_engine_flush(qp);

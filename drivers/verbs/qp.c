@@ -310,6 +310,11 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		err = -EINVAL;
 		goto out;
 	}
+	/* SQD -> RTS only once the send queue has drained (10.3.1.5) */
+	if (cur == IB_QPS_SQD && new == IB_QPS_RTS && qp->sq_draining) {
+		err = -EBUSY;
+		goto out;
+	}
 	err = sroce_qp_check_attr(qp, attr, mask);
 	if (err)
 		goto out;
@@ -325,6 +330,8 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->pkey_index = attr->pkey_index;
 	if (mask & IB_QP_QKEY)
 		qp->qkey = attr->qkey;
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		qp->sqd_notify = attr->en_sqd_async_notify;
 	if (mask & IB_QP_AV) {
 		qp->av = av;
 		qp->av_valid = true;
@@ -373,7 +380,9 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			sched = true;
 			break;
 		case IB_QPS_SQD:
+			/* the engine raises SQ_DRAINED once nothing is in flight */
 			qp->sq_draining = true;
+			sched = true;
 			break;
 		case IB_QPS_ERR:
 			/* the engine flushes both queues */

@@ -473,6 +473,7 @@ struct sroce_notify {
 	bool			rcq_err;
 	bool			srq_limit;
 	bool			last_wqe;	/* IB_EVENT_QP_LAST_WQE_REACHED */
+	bool			sq_drained;	/* IB_EVENT_SQ_DRAINED */
 	enum ib_event_type	qp_event;	/* 0: none */
 };
 
@@ -528,6 +529,7 @@ struct sroce_qp {
 	struct dst_cache	dst_cache;	/* its route */
 	bool			av_valid;
 	bool			sq_draining;
+	bool			sqd_notify;	/* en_sqd_async_notify */
 
 	struct sroce_sq		sq;
 	struct sroce_rq		rq;

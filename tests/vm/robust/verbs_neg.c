@@ -830,6 +830,122 @@ out:
 	pair_down(&p);
 }
 
+/*
+ * SQD (10.3.1.5): a SEND held up by RNR NAKs keeps the send queue draining,
+ * so no SQ_DRAINED event comes and SQD -> RTS is refused (C10-36); a WRITE
+ * posted in SQD is accepted (C10-33) but not processed (C10-37).  Once the
+ * receive is posted the SEND completes, SQ_DRAINED is raised, and back in
+ * RTS the WRITE runs.
+ */
+static void t_sqd_drain(void)
+{
+	const char *name = "sqd_drained_event";
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_SQD,
+				  .en_sqd_async_notify = 1 };
+	struct ibv_qp_init_attr ia;
+	struct ibv_sge sge, wsge, rsge;
+	struct ibv_send_wr wr = {}, wwr = {}, *bad;
+	struct ibv_recv_wr rwr = {}, *rbad;
+	struct ibv_wc wc;
+	struct pair p;
+	char seen[256];
+	int r;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	sge = (struct ibv_sge){ (uintptr_t)p.bufa, 100, p.mra->lkey };
+	wr.wr_id = 700;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	r = ibv_post_send(p.a, &wr, &bad);
+	if (r) {
+		failf(name, "post SEND: got %s, expected 0", errname(r));
+		goto out;
+	}
+	r = ibv_modify_qp(p.a, &qa, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY);
+	if (r) {
+		failf(name, "RTS -> SQD: got %s, expected 0", errname(r));
+		goto out;
+	}
+	memset(p.bufa + 8192, 0x5c, 2048);
+	wsge = (struct ibv_sge){ (uintptr_t)p.bufa + 8192, 2048, p.mra->lkey };
+	wwr.wr_id = 701;
+	wwr.sg_list = &wsge;
+	wwr.num_sge = 1;
+	wwr.opcode = IBV_WR_RDMA_WRITE;
+	wwr.send_flags = IBV_SEND_SIGNALED;
+	wwr.wr.rdma.remote_addr = (uintptr_t)p.bufb + 4096;
+	wwr.wr.rdma.rkey = p.mrb->rkey;
+	r = ibv_post_send(p.a, &wwr, &bad);
+	if (r) {
+		failf(name, "post WRITE in SQD: got %s, expected 0 (C10-33)",
+		      errname(r));
+		goto out;
+	}
+	if (wait_qp_event(p.a, IBV_EVENT_SQ_DRAINED, 500, seen, sizeof(seen))) {
+		failf(name, "SQ_DRAINED while the SEND still waits for a receive");
+		goto out;
+	}
+	qa.qp_state = IBV_QPS_RTS;
+	r = ibv_modify_qp(p.a, &qa, IBV_QP_STATE);
+	if (!r || qp_state(p.a) != IBV_QPS_SQD) {
+		failf(name, "SQD -> RTS while draining: got %s, state %s; expected an error, SQD",
+		      errname(r), qps(qp_state(p.a)));
+		goto out;
+	}
+	rsge = (struct ibv_sge){ (uintptr_t)p.bufb, 4096, p.mrb->lkey };
+	rwr.wr_id = 702;
+	rwr.sg_list = &rsge;
+	rwr.num_sge = 1;
+	if (ibv_post_recv(p.b, &rwr, &rbad)) {
+		failf(name, "post_recv on the peer failed");
+		goto out;
+	}
+	if (!wait_qp_event(p.a, IBV_EVENT_SQ_DRAINED, 10000, seen, sizeof(seen))) {
+		failf(name, "no SQ_DRAINED within 10 s after the receive was posted (events: %s)",
+		      seen);
+		goto out;
+	}
+	r = poll1(p.cqa, &wc, 1000);
+	if (r != 1 || wc.wr_id != 700 || wc.status != IBV_WC_SUCCESS) {
+		failf(name, "SEND: got %s, expected wr_id 700 success before SQ_DRAINED",
+		      r == 1 ? st(wc.status) : "no completion");
+		goto out;
+	}
+	if (poll1(p.cqa, &wc, 300) != 0) {
+		failf(name, "wr_id %llu completed in SQD, expected the WRITE to wait (C10-37)",
+		      (unsigned long long)wc.wr_id);
+		goto out;
+	}
+	if (ibv_query_qp(p.a, &qa, IBV_QP_STATE, &ia) || qa.sq_draining) {
+		failf(name, "query_qp after SQ_DRAINED: sq_draining %d, expected 0",
+		      qa.sq_draining);
+		goto out;
+	}
+	qa.qp_state = IBV_QPS_RTS;
+	r = ibv_modify_qp(p.a, &qa, IBV_QP_STATE);
+	if (r) {
+		failf(name, "SQD -> RTS after SQ_DRAINED: got %s, expected 0",
+		      errname(r));
+		goto out;
+	}
+	r = poll1(p.cqa, &wc, 10000);
+	if (r != 1 || wc.wr_id != 701 || wc.status != IBV_WC_SUCCESS)
+		failf(name, "WRITE after SQD -> RTS: got %s, expected wr_id 701 success",
+		      r == 1 ? st(wc.status) : "no completion");
+	else if ((unsigned char)p.bufb[4095] != 0xbb ||
+		 (unsigned char)p.bufb[4096] != 0x5c ||
+		 (unsigned char)p.bufb[6143] != 0x5c ||
+		 (unsigned char)p.bufb[6144] != 0xbb)
+		failf(name, "WRITE after SQD -> RTS: wrong bytes at the target");
+	else
+		pass(name);
+out:
+	pair_down(&p);
+}
+
 /* (iii) RDMA READ into a local range the L_Key does not cover -> LOC_PROT_ERR */
 static void t_read_bad_lkey_range(void)
 {
@@ -1332,6 +1448,7 @@ int main(int argc, char **argv)
 	t_post_before_rts();
 	t_write_bad_rkey();
 	t_rnr();
+	t_sqd_drain();
 	t_read_bad_lkey_range();
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
