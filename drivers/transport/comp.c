@@ -87,8 +87,10 @@ void sroce_comp_complete(struct sroce_qp *qp)
 			break;
 	}
 	/* the completion reports the cause: no affiliated event (10.10.2) */
-	if (failed)
+	if (failed && qp->type == IB_QPT_RC)
 		sroce_qp_fail(qp, 0);
+	else if (failed)
+		sroce_qp_sq_error(qp);
 }
 
 /*

@@ -88,6 +88,30 @@ static void sroce_raise(struct sroce_qp *qp, const struct sroce_notify *nt)
 	}
 }
 
+/*
+ * A UC/UD send error (10.3.1.6): SQE, not Error.  The failed WQE's
+ * completion reports it; the send queue flushes, the receive side goes on.
+ */
+void sroce_qp_sq_error(struct sroce_qp *qp)
+{
+	sroce_assert_engine(qp);
+	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
+		return;
+	qp->sq_draining = false;
+	WRITE_ONCE(qp->state, IB_QPS_SQE);
+	sroce_qp_sched(qp);
+}
+
+/* Leaving SQE: what was posted in it completes in error first, not after. */
+void sroce_qp_sqe_flush(struct sroce_qp *qp)
+{
+	u32 n = qp->sq.max_wr / SROCE_FLUSH_BUDGET + 2;
+
+	sroce_assert_engine(qp);
+	while (n-- && sroce_comp_flush_sq(qp))
+		;
+}
+
 static void sroce_rxq_purge(struct sroce_qp *qp)
 {
 	skb_queue_purge(&qp->req_rxq);
@@ -291,6 +315,8 @@ static bool sroce_engine_pass(struct sroce_qp *qp)
 	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)
 		more |= sroce_req_run(qp, &qbudget);
 	sroce_comp_complete(qp);
+	if (qp->state == IB_QPS_SQE)
+		more |= sroce_comp_flush_sq(qp);
 	/* SQD: every message started before it has completed (C10-36) */
 	if (qp->state == IB_QPS_SQD && qp->sq_draining &&
 	    qp->sq.comp == sroce_req_sent_end(qp)) {

@@ -288,10 +288,23 @@ static int sroce_req_send_atomic(struct sroce_qp *qp, struct sroce_swqe *wqe)
 	return 1;
 }
 
-static void sroce_wqe_fail(struct sroce_swqe *wqe, int err)
+/*
+ * The WQE at sq->req failed: no later WQE may start, though the QP only
+ * goes to Error once the WQEs before it are answered and it is retired (a
+ * go-back may still resend those).
+ */
+static void sroce_req_halt(struct sroce_qp *qp)
+{
+	qp->req.halted = true;
+	qp->req.halt_next = qp->sq.req + 1;
+}
+
+static void sroce_wqe_fail(struct sroce_qp *qp, struct sroce_swqe *wqe,
+			   int err)
 {
 	wqe->state = SROCE_WQE_DONE;
 	wqe->status = err == -EINVAL ? IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR;
+	sroce_req_halt(qp);
 }
 
 /*
@@ -326,6 +339,8 @@ static void sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *wqe)
 		err = sroce_mr_invalidate(qp->sdev, qp->ibqp.pd, wqe->inv_rkey);
 	wqe->state = SROCE_WQE_DONE;
 	wqe->status = err ? IB_WC_LOC_QP_OP_ERR : IB_WC_SUCCESS;
+	if (err)
+		sroce_req_halt(qp);
 }
 
 /*
@@ -352,6 +367,8 @@ bool sroce_req_run(struct sroce_qp *qp, int *budget)
 		struct sroce_swqe *wqe = &sq->kwqe[sq->req & (sq->slots - 1)];
 		int ret;
 
+		if (qp->req.halted && sq->req == qp->req.halt_next)
+			break;
 		if (wqe->state == SROCE_WQE_DONE) {
 			/*
 			 * Failed validation at fetch, or a READ/atomic the
@@ -361,6 +378,8 @@ bool sroce_req_run(struct sroce_qp *qp, int *budget)
 			if (wqe->npkts && sroce_psn_before(qp->req.psn,
 					sroce_psn_add(wqe->last_psn, 1)))
 				qp->req.psn = sroce_psn_add(wqe->last_psn, 1);
+			if (wqe->status != IB_WC_SUCCESS)
+				sroce_req_halt(qp);
 			sq->req++;
 			continue;
 		}
@@ -377,9 +396,6 @@ bool sroce_req_run(struct sroce_qp *qp, int *budget)
 			(*budget)--;
 			sroce_req_local(qp, wqe);
 			sq->req++;
-			/* nothing after a failed WQE runs: the QP is ending */
-			if (wqe->status != IB_WC_SUCCESS)
-				break;
 			continue;
 		}
 		if (!wqe->npkts) {
@@ -430,7 +446,7 @@ bool sroce_req_run(struct sroce_qp *qp, int *budget)
 			break;
 		}
 		if (ret < 0) {
-			sroce_wqe_fail(wqe, ret);
+			sroce_wqe_fail(qp, wqe, ret);
 			sq->req++;
 			break;
 		}

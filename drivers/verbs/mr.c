@@ -6,6 +6,7 @@
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/skbuff.h>
+#include <linux/wait_bit.h>
 #include <rdma/ib_umem.h>
 #include <rdma/iter.h>
 
@@ -45,6 +46,7 @@ static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev,
 	}
 	mr->sdev = sdev;
 	mr->kind = kind;
+	spin_lock_init(&mr->lock);
 	refcount_set(&mr->ref, 1);
 	init_completion(&mr->done);
 	/* reserve the index now, publish the MR once it is complete */
@@ -75,7 +77,7 @@ static void sroce_mr_free(struct sroce_mr *mr)
 	struct sroce_dev *sdev = mr->sdev;
 
 	xa_erase(&sdev->mr_xa, mr->key >> 8);
-	sroce_mr_put(mr);
+	sroce_mr_unref(mr);
 	wait_for_completion(&mr->done);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
@@ -214,6 +216,32 @@ int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	return n;
 }
 
+/* A reference by index, whatever the key's state: for REG_MR and invalidation. */
+static struct sroce_mr *sroce_mr_ref(struct sroce_dev *sdev, u32 key)
+{
+	struct sroce_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&sdev->mr_xa, key >> 8);
+	if (mr && !refcount_inc_not_zero(&mr->ref))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+/*
+ * The key just left VALID: wait until every access that found it VALID
+ * has ended, so nothing touches the old pages once the caller reports the
+ * invalidation or replaces the registration (o10-37.2.14).  An access is
+ * one packet, or one engine pass of READ responses: short and unblocking.
+ */
+static void sroce_mr_quiesce(struct sroce_mr *mr)
+{
+	/* pairs with the barrier in sroce_mr_get(): it sees the state or we see it */
+	smp_mb();
+	wait_var_event(&mr->active, !atomic_read(&mr->active));
+}
+
 /*
  * Execute a REG_MR work request of @qp (o10-37.2.5): the MR must be a
  * FREE fast-registration MR of the QP's PD, the access valid and the
@@ -225,11 +253,7 @@ int sroce_mr_fast_reg(struct sroce_qp *qp, const struct sroce_swqe *wqe)
 	struct sroce_mr_map *map;
 	int err = -EINVAL;
 
-	rcu_read_lock();
-	mr = xa_load(&qp->sdev->mr_xa, wqe->reg_key >> 8);
-	if (mr && !refcount_inc_not_zero(&mr->ref))
-		mr = NULL;
-	rcu_read_unlock();
+	mr = sroce_mr_ref(qp->sdev, wqe->reg_key);
 	if (!mr)
 		return -EINVAL;
 	map = mr->map;
@@ -240,8 +264,16 @@ int sroce_mr_fast_reg(struct sroce_qp *qp, const struct sroce_swqe *wqe)
 	    (u64)map->offset + wqe->reg_length >
 	    ((u64)map->npages << map->page_shift))
 		goto out;
-	if (cmpxchg(&mr->state, SROCE_MR_FREE, SROCE_MR_BUSY) != SROCE_MR_FREE)
+	spin_lock(&mr->lock);
+	if (mr->state == SROCE_MR_FREE) {
+		mr->state = SROCE_MR_BUSY;
+		err = 0;
+	}
+	spin_unlock(&mr->lock);
+	if (err)
 		goto out;
+	/* a late access that found the old registration VALID ends first */
+	sroce_mr_quiesce(mr);
 	memcpy(mr->pages, map->pages, map->npages * sizeof(void *));
 	mr->npages = map->npages;
 	mr->page_shift = map->page_shift;
@@ -250,30 +282,37 @@ int sroce_mr_fast_reg(struct sroce_qp *qp, const struct sroce_swqe *wqe)
 	mr->length = wqe->reg_length;
 	mr->access = wqe->reg_access;
 	WRITE_ONCE(mr->key, wqe->reg_key);
-	/* release: whoever sees VALID sees the registration */
+	/* release: whoever sees VALID sees the registration and its key */
 	smp_store_release(&mr->state, SROCE_MR_VALID);
-	err = 0;
 out:
-	sroce_mr_put(mr);
+	sroce_mr_unref(mr);
 	return err;
 }
 
 /*
  * LOCAL_INV, or the IETH of a SEND with Invalidate: only a fast-registration
- * key of @pd may be invalidated (o10-37.2.13); a FREE one stays FREE.
+ * key of @pd may be invalidated (o10-37.2.13); a FREE one stays FREE.  On
+ * success no access through the key is still running.
  */
 int sroce_mr_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 key)
 {
-	struct sroce_mr *mr = sroce_mr_get(sdev, key);
-	int err = 0;
+	struct sroce_mr *mr = sroce_mr_ref(sdev, key);
+	int err = -EINVAL;
 
 	if (!mr)
 		return -EINVAL;
-	if (mr->kind != SROCE_MR_FAST || mr->ibmr.pd != pd ||
-	    (cmpxchg(&mr->state, SROCE_MR_VALID, SROCE_MR_FREE) ==
-	     SROCE_MR_BUSY))
-		err = -EINVAL;
-	sroce_mr_put(mr);
+	if (mr->kind == SROCE_MR_FAST && mr->ibmr.pd == pd) {
+		/* the key and its state change together: no REG_MR slips in */
+		spin_lock(&mr->lock);
+		if (mr->key == key && mr->state != SROCE_MR_BUSY) {
+			WRITE_ONCE(mr->state, SROCE_MR_FREE);
+			err = 0;
+		}
+		spin_unlock(&mr->lock);
+	}
+	if (!err)
+		sroce_mr_quiesce(mr);
+	sroce_mr_unref(mr);
 	return err;
 }
 
@@ -283,23 +322,46 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
+/*
+ * Begin an access through @key; sroce_mr_put() ends it.  A fast-reg key must
+ * be VALID: the access is counted first, so an invalidation either sees it
+ * and waits for it, or this sees the key leave VALID and fails.
+ */
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
 {
-	struct sroce_mr *mr;
+	struct sroce_mr *mr = sroce_mr_ref(sdev, key);
 
-	rcu_read_lock();
-	mr = xa_load(&sdev->mr_xa, key >> 8);
-	if (mr && (READ_ONCE(mr->key) != key ||
-		   !refcount_inc_not_zero(&mr->ref)))
-		mr = NULL;
-	rcu_read_unlock();
+	if (!mr)
+		return NULL;
+	if (mr->kind == SROCE_MR_FAST) {
+		atomic_inc(&mr->active);
+		/* pairs with sroce_mr_quiesce() */
+		smp_mb__after_atomic();
+		/* acquire: the key read below belongs to the state seen */
+		if (smp_load_acquire(&mr->state) != SROCE_MR_VALID) {
+			sroce_mr_put(mr);
+			return NULL;
+		}
+	}
+	if (READ_ONCE(mr->key) != key) {
+		sroce_mr_put(mr);
+		return NULL;
+	}
 	return mr;
 }
 
-void sroce_mr_put(struct sroce_mr *mr)
+void sroce_mr_unref(struct sroce_mr *mr)
 {
 	if (refcount_dec_and_test(&mr->ref))
 		complete(&mr->done);
+}
+
+/* End an access begun by sroce_mr_get(). */
+void sroce_mr_put(struct sroce_mr *mr)
+{
+	if (mr->kind == SROCE_MR_FAST && atomic_dec_and_test(&mr->active))
+		wake_up_var(&mr->active);
+	sroce_mr_unref(mr);
 }
 
 /* Access check for [va, va + len); 0 or -EACCES/-EFAULT. */
@@ -353,14 +415,19 @@ static int sroce_mr_walk(struct sroce_mr *mr, u64 va, u32 len,
 u64 *sroce_mr_atomic_ptr(struct sroce_mr *mr, u64 va)
 {
 	u64 off;
+	u8 *p;
 
 	if (mr->kind == SROCE_MR_DMA)
 		return (u64 *)(uintptr_t)va;
 	off = va - mr->iova + mr->offset;
 	if ((off >> mr->page_shift) >= mr->npages)
 		return NULL;
-	return (u64 *)((u8 *)mr->pages[off >> mr->page_shift] +
-		       (off & ((1ULL << mr->page_shift) - 1)));
+	p = (u8 *)mr->pages[off >> mr->page_shift] +
+	    (off & ((1ULL << mr->page_shift) - 1));
+	/* a fast-reg iova need not keep the pages' alignment (zero-based MRs) */
+	if ((uintptr_t)p & 7)
+		return NULL;
+	return (u64 *)p;
 }
 
 struct sroce_copy_arg {

@@ -375,6 +375,10 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			sroce_qp_reset_locked(qp);
 			break;
 		case IB_QPS_RTS:
+			if (cur == IB_QPS_SQE) {
+				sroce_qp_sqe_flush(qp);
+				qp->req.halted = false;
+			}
 			qp->req.retry_cnt = qp->retry_cnt;
 			qp->req.rnr_retry = qp->rnr_retry;
 			sched = true;

@@ -265,6 +265,8 @@ struct sroce_mr {
 	u8			state;		/* enum sroce_mr_state */
 	/* the key packets and WQEs must name; ibmr's keys belong to the consumer */
 	u32			key;
+	spinlock_t		lock;		/* fast reg: key + state changes */
+	atomic_t		active;		/* fast reg: accesses under way */
 	u32			access;
 	u64			iova;
 	u64			length;
@@ -414,6 +416,8 @@ struct sroce_req_state {
 	u32	cwnd;		/* PSNs that may be unacknowledged; 0: all */
 	bool	need_retry;
 	bool	rnr_wait;
+	bool	halted;		/* a WQE failed: nothing after it starts */
+	u32	halt_next;	/* the SQ index after the failed WQE */
 	u8	retry_cnt;
 	u8	rnr_retry;
 };
@@ -610,6 +614,7 @@ int sroce_mcast_qps(struct sroce_dev *sdev, const union ib_gid *mgid,
 
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);
 void sroce_mr_put(struct sroce_mr *mr);
+void sroce_mr_unref(struct sroce_mr *mr);
 int sroce_mr_fast_reg(struct sroce_qp *qp, const struct sroce_swqe *wqe);
 int sroce_mr_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 key);
 int sroce_mr_check(struct sroce_mr *mr, struct sroce_pd *pd, u64 va, u32 len,
@@ -630,6 +635,8 @@ void sroce_qp_sched(struct sroce_qp *qp);
 void sroce_qp_engine_stop(struct sroce_qp *qp);
 void sroce_qp_reset_engine(struct sroce_qp *qp);
 void sroce_qp_fail(struct sroce_qp *qp, enum ib_event_type ev);
+void sroce_qp_sq_error(struct sroce_qp *qp);
+void sroce_qp_sqe_flush(struct sroce_qp *qp);
 void sroce_resp_reset(struct sroce_qp *qp);
 void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local);
 

@@ -36,6 +36,7 @@ struct kv_ctx {
 	u32			sgid_index;
 	union ib_gid		gid;
 	struct kv_qp		a, b;		/* a owns the MR, b is the peer */
+	bool			sig_req;	/* kv_pair: IB_SIGNAL_REQ_WR */
 	struct page		*pages[NPAGES];	/* the registered buffer */
 	struct scatterlist	sgl[NPAGES];
 	u8			*src, *dst;	/* b's buffers (local_dma_lkey) */
@@ -77,9 +78,9 @@ static int kv_find_gid(struct kv_ctx *c)
 	return -ENOENT;
 }
 
-static int kv_poll(struct kv_qp *q, struct ib_wc *wc)
+static int kv_poll_ms(struct kv_qp *q, struct ib_wc *wc, unsigned int ms)
 {
-	unsigned long end = jiffies + 5 * HZ;
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
 	int n;
 
 	do {
@@ -89,6 +90,11 @@ static int kv_poll(struct kv_qp *q, struct ib_wc *wc)
 		usleep_range(200, 1000);
 	} while (time_before(jiffies, end));
 	return -ETIMEDOUT;
+}
+
+static int kv_poll(struct kv_qp *q, struct ib_wc *wc)
+{
+	return kv_poll_ms(q, wc, 5000);
 }
 
 /* Expect exactly the completion (@wr_id, @status, @opcode) next on @q. */
@@ -129,7 +135,7 @@ static int kv_qp_create(struct kv_ctx *c, struct ib_pd *pd, struct kv_qp *q)
 {
 	struct ib_qp_init_attr init = {
 		.qp_type = IB_QPT_RC,
-		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.sq_sig_type = c->sig_req ? IB_SIGNAL_REQ_WR : IB_SIGNAL_ALL_WR,
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
 			 .max_send_sge = 2, .max_recv_sge = 2 },
 	};
@@ -416,6 +422,149 @@ static void kv_case_reg_valid(struct kv_ctx *c, struct ib_mr *mr)
 	kv_pass(c, name);
 }
 
+/* Post @mr's page list for the next REG_MR, with a new key byte. */
+static int kv_map(struct kv_ctx *c, const char *name, struct ib_mr *mr)
+{
+	int n = ib_map_mr_sg(mr, c->sgl, NPAGES, NULL, PAGE_SIZE);
+
+	if (n != NPAGES) {
+		kv_fail(c, name, "ib_map_mr_sg mapped %d of %d", n, NPAGES);
+		return -EIO;
+	}
+	ib_update_fast_reg_key(mr, (mr->rkey & 0xff) + 1);
+	return 0;
+}
+
+/*
+ * An unsignaled REG_MR and, chained behind it, a WRITE through the new key
+ * it registers: the WRITE may only start once the registration took
+ * effect (o10-37.2.6), and the key it replaced is refused after.
+ */
+static void kv_case_reg_chain(struct kv_ctx *c, struct ib_mr *mr)
+{
+	const char *name = "reg_mr_chained_write";
+	struct ib_reg_wr reg = {
+		.wr = { .opcode = IB_WR_REG_MR, .wr_id = 70 },
+		.mr = mr,
+		.access = REMOTE_ACCESS,
+	};
+	struct ib_sge sge = { .addr = (uintptr_t)c->src, .length = 3000,
+			      .lkey = c->pd->local_dma_lkey };
+	struct ib_rdma_wr wr = {
+		.wr = { .opcode = IB_WR_RDMA_WRITE, .wr_id = 71, .sg_list = &sge,
+			.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
+	};
+	struct ib_send_wr inv = { .wr_id = 73, .opcode = IB_WR_LOCAL_INV,
+				  .send_flags = IB_SEND_SIGNALED };
+	struct ib_wc wc;
+	u32 old_rkey = mr->rkey, i;
+	int err;
+
+	c->sig_req = true;
+	err = kv_pair(c);
+	c->sig_req = false;
+	if (err)
+		return;
+	/* VALID from the cases before: FREE it first */
+	inv.ex.invalidate_rkey = mr->rkey;
+	if (kv_post_send(&c->a, &inv) ||
+	    kv_expect(c, name, &c->a, 73, IB_WC_SUCCESS, IB_WC_LOCAL_INV, NULL) ||
+	    kv_map(c, name, mr))
+		return;
+	kv_region_fill(c, 0);
+	for (i = 0; i < 3000; i++)
+		c->src[i] = (u8)(i + 11);
+	reg.key = mr->rkey;
+	reg.wr.next = &wr.wr;
+	wr.remote_addr = mr->iova + 50;
+	wr.rkey = mr->rkey;
+	/* a posts to itself through b: the WRITE leaves a, lands via b */
+	err = kv_post_send(&c->a, &reg.wr);
+	if (err) {
+		kv_fail(c, name, "post REG_MR + WRITE: %d", err);
+		return;
+	}
+	if (kv_expect(c, name, &c->a, 71, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, NULL))
+		return;
+	if (kv_poll_ms(&c->a, &wc, 300) != -ETIMEDOUT) {
+		kv_fail(c, name, "a completion for the unsignaled REG_MR (wr_id %llu)",
+			wc.wr_id);
+		return;
+	}
+	for (i = 0; i < 3000; i++) {
+		if (kv_region_byte(c, 50 + i) != (u8)(i + 11)) {
+			kv_fail(c, name, "byte %u of the WRITE is %#x, want %#x",
+				i, kv_region_byte(c, 50 + i), (u8)(i + 11));
+			return;
+		}
+	}
+	mr->rkey = old_rkey;
+	err = kv_rdma(c, name, mr, IB_WR_RDMA_READ, 0, 64, 72,
+		      IB_WC_REM_ACCESS_ERR);
+	mr->rkey = reg.key;
+	mr->lkey = reg.key;
+	if (!err)
+		kv_pass(c, name);
+}
+
+/*
+ * A REG_MR that fails while the SEND before it is still unanswered (the
+ * peer has no receive yet: RNR NAKs, infinite rnr_retry, resends): the
+ * SEND chained after the REG_MR never starts, not even during those
+ * resends, and is flushed once the first SEND completes.
+ */
+static void kv_case_reg_fail_halts(struct kv_ctx *c, struct ib_mr *mr)
+{
+	const char *name = "reg_mr_failure_halts_sq";
+	struct ib_sge ssge = { .addr = (uintptr_t)c->src, .length = 32,
+			       .lkey = c->pd->local_dma_lkey };
+	struct ib_send_wr s1 = { .wr_id = 80, .opcode = IB_WR_SEND,
+				 .sg_list = &ssge, .num_sge = 1 };
+	struct ib_reg_wr reg = {
+		.wr = { .opcode = IB_WR_REG_MR, .wr_id = 81 },
+		.mr = mr,
+		.access = REMOTE_ACCESS,
+	};
+	struct ib_send_wr s2 = { .wr_id = 82, .opcode = IB_WR_SEND,
+				 .sg_list = &ssge, .num_sge = 1 };
+	struct ib_sge rsge = { .addr = (uintptr_t)c->dst, .length = 256,
+			       .lkey = c->pd->local_dma_lkey };
+	struct ib_recv_wr rwr[2] = {
+		{ .wr_id = 83, .sg_list = &rsge, .num_sge = 1, .next = &rwr[1] },
+		{ .wr_id = 84, .sg_list = &rsge, .num_sge = 1 },
+	};
+	const struct ib_recv_wr *rbad;
+	struct ib_wc wc;
+
+	/* the MR is VALID from the previous case: this REG_MR must fail */
+	if (kv_pair(c))
+		return;
+	reg.key = mr->rkey;
+	s1.next = &reg.wr;
+	reg.wr.next = &s2;
+	if (kv_post_send(&c->a, &s1)) {
+		kv_fail(c, name, "post SEND + REG_MR + SEND");
+		return;
+	}
+	msleep(200);
+	if (ib_post_recv(c->b.qp, rwr, &rbad)) {
+		kv_fail(c, name, "post_recv");
+		return;
+	}
+	if (kv_expect(c, name, &c->a, 80, IB_WC_SUCCESS, IB_WC_SEND, NULL) ||
+	    kv_expect(c, name, &c->a, 81, IB_WC_LOC_QP_OP_ERR, IB_WC_REG_MR,
+		      NULL) ||
+	    kv_expect(c, name, &c->a, 82, IB_WC_WR_FLUSH_ERR, IB_WC_SEND, NULL) ||
+	    kv_expect(c, name, &c->b, 83, IB_WC_SUCCESS, IB_WC_RECV, NULL))
+		return;
+	if (kv_poll_ms(&c->b, &wc, 500) != -ETIMEDOUT) {
+		kv_fail(c, name, "the peer got wr_id %llu status %s: the SEND after the failed REG_MR ran",
+			wc.wr_id, ib_wc_status_msg(wc.status));
+		return;
+	}
+	kv_pass(c, name);
+}
+
 /* Only a fast-registration key may be invalidated (o10-37.2.13). */
 static void kv_case_inv_not_fast(struct kv_ctx *c)
 {
@@ -580,6 +729,8 @@ static int __init sroce_kverbs_init(void)
 	kv_case_send_inv(c, mr);
 	kv_case_local_inv(c, mr);
 	kv_case_reg_valid(c, mr);
+	kv_case_reg_fail_halts(c, mr);
+	kv_case_reg_chain(c, mr);
 	kv_case_inv_not_fast(c);
 	kv_case_remote_inv_other_pd(c);
 	kv_case_reg_bad_key(c, mr);
