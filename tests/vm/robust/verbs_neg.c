@@ -864,6 +864,8 @@ static void t_sqd_drain(void)
 		failf(name, "post SEND: got %s, expected 0", errname(r));
 		goto out;
 	}
+	/* let it start (and draw RNR NAKs): SQD must not start it (C10-35) */
+	usleep(200000);
 	r = ibv_modify_qp(p.a, &qa, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY);
 	if (r) {
 		failf(name, "RTS -> SQD: got %s, expected 0", errname(r));
@@ -942,6 +944,158 @@ static void t_sqd_drain(void)
 		failf(name, "WRITE after SQD -> RTS: wrong bytes at the target");
 	else
 		pass(name);
+out:
+	pair_down(&p);
+}
+
+/* A UC QP connected to dqpn, through RTR to RTS. */
+static int uc_connect(struct ibv_qp *qp, uint32_t dqpn, uint32_t psn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dqpn, .rq_psn = psn,
+		.ah_attr = {
+			.is_global = 1, .port_num = 1,
+			.grh = { .dgid = gid, .sgid_index = gid_index,
+				 .hop_limit = 64 },
+		},
+	};
+	int rc;
+
+	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN);
+	if (rc)
+		return rc;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = psn;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+static int post_send1(struct ibv_qp *qp, uint64_t id, void *buf, uint32_t len,
+		      uint32_t lkey)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, len, lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static int post_recv1(struct ibv_qp *qp, uint64_t id, void *buf, uint32_t len,
+		      uint32_t lkey)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, len, lkey };
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 },
+			   *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+/* Next completion on cq is (id, status), within ms. */
+static int want_wc(const char *name, struct ibv_cq *cq, uint64_t id,
+		   enum ibv_wc_status status, int ms)
+{
+	struct ibv_wc wc;
+	int r = poll1(cq, &wc, ms);
+
+	if (r == 1 && wc.wr_id == id && wc.status == status)
+		return 0;
+	if (r == 1)
+		failf(name, "got wr_id %llu status %s, expected wr_id %llu %s",
+		      (unsigned long long)wc.wr_id, st(wc.status),
+		      (unsigned long long)id, st(status));
+	else
+		failf(name, "no completion within %d ms, expected wr_id %llu %s",
+		      ms, (unsigned long long)id, st(status));
+	return -1;
+}
+
+/*
+ * UC send error (10.3.1.6, C10-96): the failed SEND completes with its
+ * error, the QP goes to SQE (not Error), what follows and what is posted
+ * in SQE is flushed, the receive queue keeps working, and SQE -> RTS
+ * brings the send queue back.
+ */
+static void t_uc_sqe(void)
+{
+	const char *name = "uc_send_error_sqe";
+	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = IBV_QPT_UC };
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_RTS };
+	struct pair p = {};
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+
+	p.pd = ibv_alloc_pd(ctx);
+	p.cqa = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	p.cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	p.bufa = aligned_alloc(4096, BUF);
+	p.bufb = aligned_alloc(4096, BUF);
+	if (!p.pd || !p.cqa || !p.cqb || !p.bufa || !p.bufb) {
+		failf(name, "setup: %s", strerror(errno));
+		goto out;
+	}
+	ia.send_cq = ia.recv_cq = p.cqa;
+	p.a = ibv_create_qp(p.pd, &ia);
+	ia.send_cq = ia.recv_cq = p.cqb;
+	p.b = ibv_create_qp(p.pd, &ia);
+	memset(p.bufa, 0xaa, BUF);
+	memset(p.bufb, 0xbb, BUF);
+	p.mra = ibv_reg_mr(p.pd, p.bufa, BUF, acc);
+	p.mrb = ibv_reg_mr(p.pd, p.bufb, BUF, acc);
+	if (!p.a || !p.b || !p.mra || !p.mrb || to_init(p.a, acc) ||
+	    to_init(p.b, acc) || uc_connect(p.a, p.b->qp_num, 0x3000) ||
+	    uc_connect(p.b, p.a->qp_num, 0x3000)) {
+		failf(name, "setup: UC pair: %s", strerror(errno));
+		goto out;
+	}
+	/* a SEND through a key that does not exist, and one behind it */
+	if (post_send1(p.a, 900, p.bufa, 64, p.mra->lkey ^ 0x5a5a00) ||
+	    post_send1(p.a, 901, p.bufa, 64, p.mra->lkey)) {
+		failf(name, "post_send failed");
+		goto out;
+	}
+	if (want_wc(name, p.cqa, 900, IBV_WC_LOC_PROT_ERR, 10000) ||
+	    want_wc(name, p.cqa, 901, IBV_WC_WR_FLUSH_ERR, 10000))
+		goto out;
+	if (qp_state(p.a) != IBV_QPS_SQE) {
+		failf(name, "QP state %s after the send error, expected SQE",
+		      qps(qp_state(p.a)));
+		goto out;
+	}
+	/* the receive side of a QP in SQE still works */
+	memset(p.bufb + 8192, 0x3c, 100);
+	if (post_recv1(p.a, 920, p.bufa + 4096, 256, p.mra->lkey) ||
+	    post_send1(p.b, 910, p.bufb + 8192, 100, p.mrb->lkey) ||
+	    want_wc(name, p.cqb, 910, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, p.cqa, 920, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if ((unsigned char)p.bufa[4096] != 0x3c ||
+	    (unsigned char)p.bufa[4195] != 0x3c ||
+	    (unsigned char)p.bufa[4196] != 0xaa) {
+		failf(name, "the receive in SQE placed the wrong bytes");
+		goto out;
+	}
+	/* posted in SQE: completed in error, never sent */
+	if (post_send1(p.a, 902, p.bufa, 64, p.mra->lkey) ||
+	    want_wc(name, p.cqa, 902, IBV_WC_WR_FLUSH_ERR, 10000))
+		goto out;
+	if (ibv_modify_qp(p.a, &qa, IBV_QP_STATE) || qp_state(p.a) != IBV_QPS_RTS) {
+		failf(name, "SQE -> RTS failed: %s, state %s", strerror(errno),
+		      qps(qp_state(p.a)));
+		goto out;
+	}
+	memset(p.bufa + 12288, 0x7e, 50);
+	if (post_recv1(p.b, 930, p.bufb, 256, p.mrb->lkey) ||
+	    post_send1(p.a, 903, p.bufa + 12288, 50, p.mra->lkey) ||
+	    want_wc(name, p.cqa, 903, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, p.cqb, 930, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if ((unsigned char)p.bufb[0] != 0x7e || (unsigned char)p.bufb[49] != 0x7e) {
+		failf(name, "the SEND after SQE -> RTS placed the wrong bytes");
+		goto out;
+	}
+	pass(name);
 out:
 	pair_down(&p);
 }
@@ -1449,6 +1603,7 @@ int main(int argc, char **argv)
 	t_write_bad_rkey();
 	t_rnr();
 	t_sqd_drain();
+	t_uc_sqe();
 	t_read_bad_lkey_range();
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
