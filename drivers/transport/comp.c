@@ -130,7 +130,7 @@ bool sroce_comp_flush_sq(struct sroce_qp *qp)
 }
 
 /* The oldest WQE with packets sent and no answer yet, even partly sent. */
-static struct sroce_swqe *sroce_comp_first_open(struct sroce_qp *qp, u32 *idx)
+struct sroce_swqe *sroce_comp_first_open(struct sroce_qp *qp, u32 *idx)
 {
 	struct sroce_sq *sq = &qp->sq;
 	u32 i, end = sroce_req_sent_end(qp);

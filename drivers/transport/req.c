@@ -308,23 +308,6 @@ static void sroce_wqe_fail(struct sroce_qp *qp, struct sroce_swqe *wqe,
 }
 
 /*
- * Have all WQEs before sq->req finished?  A LOCAL_INV waits for them: a
- * resend of one of theirs may still need the key (strong ordering, which
- * also satisfies the relaxed ordering of o10-37.2.19); so does a fenced
- * REG_MR.  Every ACK that finishes one queues the engine again.
- */
-static bool sroce_req_earlier_done(struct sroce_qp *qp)
-{
-	struct sroce_sq *sq = &qp->sq;
-	u32 i;
-
-	for (i = sq->comp; i != sq->req; i++)
-		if (sq->kwqe[i & (sq->slots - 1)].state != SROCE_WQE_DONE)
-			return false;
-	return true;
-}
-
-/*
  * REG_MR and LOCAL_INV run here, in send queue order: nothing after them
  * starts before they took effect (o10-37.2.6).  A failure completes the
  * WQE in error, which ends the QP and flushes the rest.
@@ -353,7 +336,7 @@ bool sroce_req_run(struct sroce_qp *qp, int *budget)
 {
 	struct sroce_sq *sq = &qp->sq;
 	bool more = false, rc = qp->type == IB_QPT_RC;
-	u32 mtu = sroce_req_mtu(qp), head;
+	u32 mtu = sroce_req_mtu(qp), head, idx;
 
 	sroce_assert_engine(qp);
 	if (qp->user)
@@ -383,11 +366,20 @@ bool sroce_req_run(struct sroce_qp *qp, int *budget)
 			sq->req++;
 			continue;
 		}
+		/* SQD: a WQE not yet started stays so (C10-35) */
+		if (!wqe->npkts && qp->state == IB_QPS_SQD)
+			break;
 		if (sroce_wr_is_local(wqe->opcode)) {
-			if (qp->state == IB_QPS_SQD ||
-			    ((wqe->opcode == IB_WR_LOCAL_INV ||
-			      (wqe->send_flags & IB_SEND_FENCE)) &&
-			     !sroce_req_earlier_done(qp)))
+			/*
+			 * A LOCAL_INV (and a fenced REG_MR) waits until no
+			 * earlier WQE is open: a resend of one may still need
+			 * the key (strong ordering, which also satisfies the
+			 * relaxed ordering of o10-37.2.19).  Every ACK that
+			 * finishes one queues the engine again.
+			 */
+			if ((wqe->opcode == IB_WR_LOCAL_INV ||
+			     (wqe->send_flags & IB_SEND_FENCE)) &&
+			    sroce_comp_first_open(qp, &idx))
 				break;
 			if (*budget <= 0) {
 				more = true;
@@ -399,8 +391,6 @@ bool sroce_req_run(struct sroce_qp *qp, int *budget)
 			continue;
 		}
 		if (!wqe->npkts) {
-			if (qp->state == IB_QPS_SQD)
-				break;
 			wqe->npkts = sroce_qp_is_ud(qp) || !wqe->length ||
 				     sroce_wqe_is_atomic(wqe) ? 1 :
 				     DIV_ROUND_UP(wqe->length, mtu);
