@@ -322,12 +322,13 @@ static bool sroce_comp_read_ahead(struct sroce_qp *qp, struct sroce_swqe *wqe,
 }
 
 /*
- * @alive: a response to a PSN we sent and wait for came (the oldest open
- * READ or a later one), placed or not.  A responder that replays a whole
- * READ per request (rdma_rxe) streams stale responses for a long time; they
- * show it is working on ours, so they hold the ACK timer off (without
+ * @alive: a READ response came that is no progress: past a gap, a copy, or
+ * the answer to a READ already complete.  A responder that replays a whole
+ * READ per request (rdma_rxe) answers every copy of a request in turn, each
+ * a full stream; what we sent after it is answered only behind them.  They
+ * show it is working through ours, so they hold the ACK timer off (without
  * refilling the retry budget): a timeout there would only queue one more
- * full replay behind the current one.
+ * replay.  sroce_comp_rcv() bounds how long.
  */
 static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 				 bool *retry, bool *alive)
@@ -342,9 +343,7 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	progress = sroce_comp_ack_through(qp, sroce_psn_add(psn, SROCE_PSN_MASK),
 					  retry);
 	wqe = sroce_comp_first_open(qp, &idx);
-	/* sent and not yet acknowledged: the answer of a READ we wait for */
-	if (wqe && !sroce_psn_before(psn, wqe->first_psn))
-		*alive = true;
+	*alive = true;
 	if (!wqe || wqe->opcode != IB_WR_RDMA_READ ||
 	    !sroce_psn_in_window(psn, wqe->first_psn, wqe->npkts))
 		goto drop;
@@ -498,7 +497,12 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 					     sroce_psn_diff(qp->comp.psn, old_psn));
 	}
 
+	/* a responder busy with old requests is alive, but not forever */
+	if (alive && time_after(jiffies, qp->comp.progress_at +
+				msecs_to_jiffies(SROCE_ALIVE_MAX_MS)))
+		alive = false;
 	if (progress) {
+		qp->comp.progress_at = jiffies;
 		/* both retry budgets are per message: refill on progress */
 		qp->req.retry_cnt = qp->retry_cnt;
 		if (!qp->req.rnr_wait)

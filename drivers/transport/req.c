@@ -90,9 +90,11 @@ static void sroce_req_sent(struct sroce_qp *qp, u32 psn)
 		qp->req.max_psn = next;
 	/* timeout 0: the local ACK timer is infinite (never armed) */
 	if (qp->type == IB_QPT_RC && qp->timeout &&
-	    !timer_pending(&qp->retrans_timer))
+	    !timer_pending(&qp->retrans_timer)) {
+		qp->comp.progress_at = jiffies;
 		mod_timer(&qp->retrans_timer,
 			  jiffies + sroce_retrans_jiffies(qp));
+	}
 }
 
 /*

@@ -64,6 +64,7 @@
 #define SROCE_QP_SKB_MAX	256	/* transmitted, not yet freed, per QP */
 #define SROCE_DEV_SKB_MAX	4096	/* the same, per device */
 #define SROCE_MIN_RETRANS_MS	100	/* TCG guests are slow: floor for the ACK timer */
+#define SROCE_ALIVE_MAX_MS	30000	/* responses without progress hold the ACK timer off this long */
 
 /* Drop/packet counters, exported through rdma statistics. */
 enum sroce_counter {
@@ -424,6 +425,7 @@ struct sroce_req_state {
 
 struct sroce_comp_state {
 	u32	psn;		/* oldest PSN not acknowledged */
+	unsigned long progress_at;	/* jiffies: last progress, or wait start */
 	bool	rewound;	/* went back to rewound_psn, no progress since */
 	u32	rewound_psn;
 	/*
