@@ -70,6 +70,61 @@ static u32 sroce_cq_cons(struct sroce_cq *cq)
 	return cq->user ? sroce_queue_user_cons(&cq->q) : cq->cons & cq->q.mask;
 }
 
+/*
+ * Move the completions not yet polled, in order, into a ring of @cqe.
+ * librxe holds its CQ lock across the call and maps the new ring from the
+ * response; the old one stays mapped (and allocated) until it unmaps it.
+ */
+int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibcq->device);
+	struct sroce_cq *cq = to_scq(ibcq);
+	struct sroce_abi_resize_cq_resp resp = {};
+	struct sroce_queue nq, oq;
+	unsigned long flags;
+	u32 n, i, cons;
+	int err;
+
+	if (cqe < 1 || cqe >= SROCE_MAX_CQE)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+	err = sroce_queue_init(sdev, &nq, cqe, cq->q.elem_size);
+	if (err)
+		return err;
+	if (udata) {
+		err = sroce_queue_map(&nq, sroce_udata_uctx(udata), &resp.mi) ?:
+		      ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_q;
+	}
+	spin_lock_irqsave(&cq->lock, flags);
+	cons = sroce_cq_cons(cq);
+	n = (cq->prod - cons) & cq->q.mask;
+	/* never drop a completion: what is there must fit; a CQ in error stays */
+	if (n > (u32)cqe || cq->overflow) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		err = cq->overflow ? -EIO : -EINVAL;
+		goto err_q;
+	}
+	for (i = 0; i < n; i++)
+		memcpy(sroce_queue_slot(&nq, i),
+		       sroce_queue_slot(&cq->q, cons + i), cq->q.elem_size);
+	oq = cq->q;
+	cq->q = nq;
+	cq->prod = n;
+	cq->cons = 0;
+	sroce_queue_publish_prod(&cq->q, n);
+	ibcq->cqe = cq->q.slots - 1;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	sroce_queue_free(&oq);
+	return 0;
+
+err_q:
+	sroce_queue_free(&nq);
+	return err;
+}
+
 static void sroce_wc_to_uwc(struct ib_uverbs_wc *u, const struct ib_wc *wc)
 {
 	memset(u, 0, sizeof(*u));

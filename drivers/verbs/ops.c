@@ -17,6 +17,7 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.create_cq = sroce_create_cq,
 	.destroy_cq = sroce_destroy_cq,
 	.poll_cq = sroce_poll_cq,
+	.resize_cq = sroce_resize_cq,
 	.req_notify_cq = sroce_req_notify_cq,
 	.get_dma_mr = sroce_get_dma_mr,
 	.reg_user_mr = sroce_reg_user_mr,

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Shared receive queues.  A user SRQ is a ring in the rxe layout; a kernel
- * SRQ is an array of kernel receive WQEs.  Resizing is not supported (the
- * device does not advertise IB_DEVICE_SRQ_RESIZE).
+ * SRQ is an array of kernel receive WQEs.  Either can be resized with the
+ * WQEs posted and not yet taken kept in order.
  */
 #include <linux/slab.h>
 #include <linux/log2.h>
+#include <linux/uaccess.h>
+#include <rdma/ib_verbs.h>
 
 #include "sroce/sroce.h"
 #include "sroce/verbs.h"
@@ -71,21 +73,110 @@ err_cnt:
 	return err;
 }
 
+/*
+ * A new ring (user) or array (kernel) of @max_wr; under the lock, the WQEs
+ * not yet taken move to its start.  librxe holds its SRQ lock across the
+ * call and maps the new ring from the mmap info we write to the address
+ * its command names; the old ring lives until it unmaps it.
+ */
+static int sroce_srq_resize(struct sroce_srq *srq, u32 max_wr,
+			    const struct ib_srq_attr *attr,
+			    enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct sroce_rq *rq = &srq->rq;
+	struct sroce_abi_modify_srq_cmd cmd;
+	struct sroce_abi_mmap_info mi = {};
+	struct sroce_rwqe *nk = NULL, *ok = NULL;
+	struct sroce_queue nq = {}, oq = {};
+	u32 slots = roundup_pow_of_two(max_wr + 1), n, i;
+	unsigned long flags;
+	int err;
+
+	if (srq->user) {
+		if (udata->inlen < sizeof(cmd))
+			return -EINVAL;
+		err = ib_copy_from_udata(&cmd, udata, sizeof(cmd));
+		if (err)
+			return err;
+		err = sroce_queue_init(srq->sdev, &nq, max_wr, rq->q.elem_size);
+		if (err)
+			return err;
+		err = sroce_queue_map(&nq, sroce_udata_uctx(udata), &mi);
+		if (!err && copy_to_user(u64_to_user_ptr(cmd.mmap_info_addr),
+					 &mi, sizeof(mi)))
+			err = -EFAULT;
+		if (err)
+			goto out;
+	} else {
+		nk = kvcalloc(slots, sizeof(*nk), GFP_KERNEL);
+		if (!nk)
+			return -ENOMEM;
+	}
+	spin_lock_irqsave(&rq->lock, flags);
+	if (srq->user)
+		n = (sroce_queue_user_prod(&rq->q) - rq->cons) & rq->q.mask;
+	else
+		n = rq->prod - rq->cons;
+	/* o10-10.2.2: not below the WQEs posted, nor below the limit */
+	if (n > max_wr ||
+	    ((mask & IB_SRQ_LIMIT) ? attr->srq_limit : srq->limit) > max_wr) {
+		spin_unlock_irqrestore(&rq->lock, flags);
+		err = -EINVAL;
+		goto out;
+	}
+	if (srq->user) {
+		for (i = 0; i < n; i++)
+			memcpy(sroce_queue_slot(&nq, i),
+			       sroce_queue_slot(&rq->q, rq->cons + i),
+			       rq->q.elem_size);
+		oq = rq->q;
+		rq->q = nq;
+		nq = (struct sroce_queue){};
+		sroce_queue_publish_prod(&rq->q, n);
+	} else {
+		for (i = 0; i < n; i++)
+			nk[i] = rq->krwqe[(rq->cons + i) & (rq->slots - 1)];
+		ok = rq->krwqe;
+		rq->krwqe = nk;
+		nk = NULL;
+		rq->prod = n;
+	}
+	rq->cons = 0;
+	rq->slots = slots;
+	rq->max_wr = slots - 1;
+	if (mask & IB_SRQ_LIMIT)
+		srq->limit = attr->srq_limit;
+	spin_unlock_irqrestore(&rq->lock, flags);
+	err = 0;
+out:
+	if (nq.buf)
+		sroce_queue_free(&nq);
+	if (oq.buf)
+		sroce_queue_free(&oq);
+	kvfree(nk);
+	kvfree(ok);
+	return err;
+}
+
 int sroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct sroce_srq *srq = to_ssrq(ibsrq);
+	unsigned long flags;
 
 	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
 		return -EINVAL;
-	if (mask & IB_SRQ_MAX_WR)
-		return -EOPNOTSUPP;
-	if (mask & IB_SRQ_LIMIT) {
-		unsigned long flags;
-
-		if (attr->srq_limit > srq->rq.max_wr)
+	if (mask & IB_SRQ_MAX_WR) {
+		if (!attr->max_wr || attr->max_wr > SROCE_MAX_SRQ_WR)
 			return -EINVAL;
+		return sroce_srq_resize(srq, attr->max_wr, attr, mask, udata);
+	}
+	if (mask & IB_SRQ_LIMIT) {
 		spin_lock_irqsave(&srq->rq.lock, flags);
+		if (attr->srq_limit > srq->rq.max_wr) {
+			spin_unlock_irqrestore(&srq->rq.lock, flags);
+			return -EINVAL;
+		}
 		srq->limit = attr->srq_limit;
 		spin_unlock_irqrestore(&srq->rq.lock, flags);
 	}

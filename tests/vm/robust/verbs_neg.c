@@ -198,7 +198,14 @@ struct pair {
 
 #define BUF 65536
 
-/* PD, CQs, two RC QPs in INIT, buffers (a: 0xaa, b: 0xbb) and their MRs. */
+/*
+ * PD, CQs, two RC QPs in INIT, buffers (a: 0xaa, b: 0xbb) and their MRs.
+ * With mk_srq, b takes its receive WQEs from an SRQ of max_wr mk_srq made
+ * on the pair's PD.
+ */
+static struct ibv_srq *(*pair_srq_fn)(struct ibv_pd *pd);
+static struct ibv_srq *pair_srq;
+
 static int pair_alloc_cap(const char *name, struct pair *p,
 			  struct ibv_qp_cap cap)
 {
@@ -214,8 +221,16 @@ static int pair_alloc_cap(const char *name, struct pair *p,
 		failf(name, "setup: pd/cq creation failed: %s", strerror(errno));
 		return -1;
 	}
+	pair_srq = NULL;
+	if (pair_srq_fn) {
+		pair_srq = pair_srq_fn(p->pd);
+		if (!pair_srq) {
+			failf(name, "setup: srq creation failed: %s", strerror(errno));
+			return -1;
+		}
+	}
 	p->a = mk_qp(p->pd, p->cqa, cap, NULL);
-	p->b = mk_qp(p->pd, p->cqb, cap, NULL);
+	p->b = mk_qp(p->pd, p->cqb, cap, pair_srq);
 	p->bufa = aligned_alloc(4096, BUF);
 	p->bufb = aligned_alloc(4096, BUF);
 	if (!p->a || !p->b || !p->bufa || !p->bufb) {
@@ -281,6 +296,9 @@ static void pair_down(struct pair *p)
 		ibv_destroy_cq(p->cqa);
 	if (p->cqb)
 		ibv_destroy_cq(p->cqb);
+	if (pair_srq)
+		ibv_destroy_srq(pair_srq);
+	pair_srq = NULL;
 	if (p->pd)
 		ibv_dealloc_pd(p->pd);
 	free(p->bufa);
@@ -626,6 +644,30 @@ static void t_srq(struct ibv_pd *pd)
 	expect_null("create_srq_max_wr_above_max", srq, EINVAL);
 	if (srq)
 		ibv_destroy_srq(srq);
+
+	/* o10-10.2.2: a resize below the SRQ limit fails and changes nothing */
+	sa.attr.max_wr = 32;
+	srq = ibv_create_srq(pd, &sa);
+	if (!srq) {
+		failf("srq_resize_below_limit_einval", "create_srq: %s", strerror(errno));
+		return;
+	}
+	{
+		struct ibv_srq_attr a = { .srq_limit = 20 }, q;
+		int r = ibv_modify_srq(srq, &a, IBV_SRQ_LIMIT);
+
+		a = (struct ibv_srq_attr){ .max_wr = 10 };
+		r = r ?: ibv_modify_srq(srq, &a, IBV_SRQ_MAX_WR);
+		if (r != EINVAL)
+			failf("srq_resize_below_limit_einval", "got %s, expected EINVAL (limit 20, max_wr 10)",
+			      errname(r));
+		else if (ibv_query_srq(srq, &q) || q.max_wr < 32 || q.srq_limit != 20)
+			failf("srq_resize_below_limit_einval", "after the refused resize: max_wr %u limit %u, expected >= 32 and 20",
+			      q.max_wr, q.srq_limit);
+		else
+			pass("srq_resize_below_limit_einval");
+	}
+	ibv_destroy_srq(srq);
 }
 
 static void t_busy(void)
@@ -1532,6 +1574,222 @@ next:
 	}
 }
 
+/* Post n signaled WRITEs of len bytes each from a into b, wr_id lo... */
+static int post_writes(struct pair *p, uint64_t lo, int n, uint32_t len)
+{
+	struct ibv_sge sge;
+	struct ibv_send_wr wr, *bad;
+	int i, r;
+
+	for (i = 0; i < n; i++) {
+		sge = (struct ibv_sge){ (uintptr_t)p->bufa + i * len, len, p->mra->lkey };
+		wr = (struct ibv_send_wr){ .wr_id = lo + i, .sg_list = &sge, .num_sge = 1,
+					   .opcode = IBV_WR_RDMA_WRITE,
+					   .send_flags = IBV_SEND_SIGNALED };
+		wr.wr.rdma.remote_addr = (uintptr_t)p->bufb + i * len;
+		wr.wr.rdma.rkey = p->mrb->rkey;
+		r = ibv_post_send(p->a, &wr, &bad);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* The next n completions are wr_id lo..lo+n-1 in order, all successful. */
+static int want_in_order(const char *name, struct ibv_cq *cq, uint64_t lo, int n)
+{
+	struct ibv_wc wc[64];
+	int got, i;
+
+	got = collect(cq, wc, 64, n, 20000);
+	if (got != n) {
+		failf(name, "got %d completions, expected %d", got, n);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (wc[i].wr_id != lo + i || wc[i].status != IBV_WC_SUCCESS) {
+			failf(name, "completion %d: wr_id %llu %s, expected wr_id %llu success",
+			      i, (unsigned long long)wc[i].wr_id, st(wc[i].status),
+			      (unsigned long long)(lo + i));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * CQ resize (10.2.6.3: allowed with work outstanding, no error but the
+ * verb's own): completions already in the CQ survive in order, a size
+ * below them is refused, and the resized CQ keeps taking completions.
+ */
+static void t_cq_resize(void)
+{
+	struct ibv_qp_cap cap = cap_ok;
+	struct pair p;
+	int r;
+
+	cap.max_send_wr = 48;
+	if (pair_up_cap("cq_resize", &p, 7, cap))
+		goto out;
+	/* 40 completions waiting in a CQ of 64 */
+	r = post_writes(&p, 1000, 40, 64);
+	if (r) {
+		failf("cq_resize", "post_send: %s", errname(r));
+		goto out;
+	}
+	sleep(2);
+	r = ibv_resize_cq(p.cqa, 16);
+	if (r != EINVAL)
+		failf("cq_resize_below_pending_einval", "got %s, expected EINVAL (40 completions pending)",
+		      errname(r));
+	else
+		pass("cq_resize_below_pending_einval");
+	r = ibv_resize_cq(p.cqa, 256);
+	if (r || p.cqa->cqe < 256) {
+		failf("cq_resize_keeps_pending_in_order", "resize to 256: %s, cqe %d",
+		      errname(r), p.cqa->cqe);
+		goto out;
+	}
+	if (!want_in_order("cq_resize_keeps_pending_in_order", p.cqa, 1000, 40))
+		pass("cq_resize_keeps_pending_in_order");
+	/* empty now: shrinking works, and the small CQ keeps working */
+	r = ibv_resize_cq(p.cqa, 20);
+	if (r) {
+		failf("cq_resize_shrink_then_traffic", "resize to 20: %s", errname(r));
+		goto out;
+	}
+	r = post_writes(&p, 2000, 20, 64);
+	if (r) {
+		failf("cq_resize_shrink_then_traffic", "post_send: %s", errname(r));
+		goto out;
+	}
+	if (!want_in_order("cq_resize_shrink_then_traffic", p.cqa, 2000, 20))
+		pass("cq_resize_shrink_then_traffic");
+out:
+	pair_down(&p);
+}
+
+static struct ibv_srq *srq16(struct ibv_pd *pd)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+
+	return ibv_create_srq(pd, &sa);
+}
+
+static int post_srq_recvs(struct pair *p, struct ibv_srq *srq, uint64_t lo,
+			  int n, uint32_t len)
+{
+	struct ibv_sge sge;
+	struct ibv_recv_wr wr, *bad;
+	int i, r;
+
+	for (i = 0; i < n; i++) {
+		sge = (struct ibv_sge){ (uintptr_t)p->bufb + ((lo + i) % 64) * len, len,
+					p->mrb->lkey };
+		wr = (struct ibv_recv_wr){ .wr_id = lo + i, .sg_list = &sge, .num_sge = 1 };
+		r = ibv_post_srq_recv(srq, &wr, &bad);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * SRQ resize (10.2.9.3, IB_DEVICE_SRQ_RESIZE) under traffic: receive WQEs
+ * posted before the resize are used in order while SENDs are arriving, a
+ * size below them is refused, and the larger SRQ holds more than before.
+ */
+static void t_srq_resize(void)
+{
+	struct ibv_qp_cap cap = cap_ok;
+	struct ibv_srq_attr sa;
+	struct ibv_wc wc[64];
+	struct pair p;
+	char why[128];
+	int r, i, got, bad_len = 0;
+
+	cap.max_send_wr = 64;
+	pair_srq_fn = srq16;
+	r = pair_up_cap("srq_resize", &p, 7, cap);
+	pair_srq_fn = NULL;
+	if (r)
+		goto out;
+	if (!(dattr.device_cap_flags & IBV_DEVICE_SRQ_RESIZE))
+		failf("srq_resize_advertised", "device_cap_flags lacks SRQ_RESIZE");
+	else
+		pass("srq_resize_advertised");
+	r = post_srq_recvs(&p, pair_srq, 0, 12, 256);
+	if (r) {
+		failf("srq_resize", "post_srq_recv: %s", errname(r));
+		goto out;
+	}
+	sa = (struct ibv_srq_attr){ .max_wr = 4 };
+	r = ibv_modify_srq(pair_srq, &sa, IBV_SRQ_MAX_WR);
+	if (r != EINVAL)
+		failf("srq_resize_below_posted_einval", "got %s, expected EINVAL (12 WQEs posted)",
+		      errname(r));
+	else
+		pass("srq_resize_below_posted_einval");
+	/* 12 SENDs in flight while the SRQ grows */
+	for (i = 0; i < 12; i++) {
+		memset(p.bufa + i * 256, 0x10 + i, 100 + i);
+		r = post_send1(p.a, 500 + i, p.bufa + i * 256, 100 + i, p.mra->lkey);
+		if (r) {
+			failf("srq_resize", "post_send: %s", errname(r));
+			goto out;
+		}
+	}
+	sa = (struct ibv_srq_attr){ .max_wr = 60 };
+	r = ibv_modify_srq(pair_srq, &sa, IBV_SRQ_MAX_WR);
+	if (r) {
+		failf("srq_resize_under_traffic_in_order", "resize to 60: %s", errname(r));
+		goto out;
+	}
+	r = ibv_query_srq(pair_srq, &sa);
+	if (r || sa.max_wr < 60) {
+		failf("srq_resize_under_traffic_in_order", "query_srq: %s, max_wr %u",
+		      errname(r), sa.max_wr);
+		goto out;
+	}
+	/* 40 more than the old SRQ could hold, then 40 SENDs */
+	r = post_srq_recvs(&p, pair_srq, 12, 40, 256);
+	if (r) {
+		failf("srq_resize_under_traffic_in_order", "post_srq_recv of 40 after resize: %s",
+		      errname(r));
+		goto out;
+	}
+	for (i = 12; i < 52; i++) {
+		memset(p.bufa + (i % 64) * 256, 0x10 + i, 100 + i);
+		r = post_send1(p.a, 500 + i, p.bufa + (i % 64) * 256, 100 + i, p.mra->lkey);
+		if (r) {
+			failf("srq_resize_under_traffic_in_order", "post_send: %s", errname(r));
+			goto out;
+		}
+	}
+	got = collect(p.cqb, wc, 64, 52, 20000);
+	if (!ids_once(wc, got, 0, 52, why, sizeof(why))) {
+		failf("srq_resize_under_traffic_in_order", "%s", why);
+		goto out;
+	}
+	for (i = 0; i < got; i++) {
+		int k = (int)wc[i].wr_id;
+
+		if (wc[i].wr_id != (uint64_t)i || wc[i].status != IBV_WC_SUCCESS ||
+		    wc[i].byte_len != 100u + k ||
+		    (unsigned char)p.bufb[(k % 64) * 256] != 0x10 + k ||
+		    (unsigned char)p.bufb[(k % 64) * 256 + 99 + k] != 0x10 + k)
+			bad_len++;
+	}
+	if (bad_len)
+		failf("srq_resize_under_traffic_in_order",
+		      "%d of 52 receive completions out of order, failed or with wrong bytes",
+		      bad_len);
+	else
+		pass("srq_resize_under_traffic_in_order");
+out:
+	pair_down(&p);
+}
+
 int main(int argc, char **argv)
 {
 	const char *devname = "sroce0";
@@ -1605,6 +1863,8 @@ int main(int argc, char **argv)
 	t_sqd_drain();
 	t_uc_sqe();
 	t_read_bad_lkey_range();
+	t_cq_resize();
+	t_srq_resize();
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
