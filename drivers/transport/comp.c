@@ -343,7 +343,9 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	progress = sroce_comp_ack_through(qp, sroce_psn_add(psn, SROCE_PSN_MASK),
 					  retry);
 	wqe = sroce_comp_first_open(qp, &idx);
-	*alive = true;
+	/* a replay of a READ retired lately, or of one still open */
+	*alive = !sroce_psn_before(psn, sroce_psn_add(qp->comp.psn,
+					SROCE_PSN_MASK + 1 - SROCE_ALIVE_PSNS));
 	if (!wqe || wqe->opcode != IB_WR_RDMA_READ ||
 	    !sroce_psn_in_window(psn, wqe->first_psn, wqe->npkts))
 		goto drop;

@@ -81,6 +81,13 @@ static s32 sroce_req_window(const struct sroce_qp *qp)
 	return qp->req.cwnd ?: SROCE_MAX_UNACKED_PSNS;
 }
 
+/* The ACK timer starts from idle: a new wait, and the start of its clock. */
+static void sroce_req_timer_start(struct sroce_qp *qp)
+{
+	qp->comp.progress_at = jiffies;
+	mod_timer(&qp->retrans_timer, jiffies + sroce_retrans_jiffies(qp));
+}
+
 /* One request packet went out with @psn: window bookkeeping and timer. */
 static void sroce_req_sent(struct sroce_qp *qp, u32 psn)
 {
@@ -90,11 +97,8 @@ static void sroce_req_sent(struct sroce_qp *qp, u32 psn)
 		qp->req.max_psn = next;
 	/* timeout 0: the local ACK timer is infinite (never armed) */
 	if (qp->type == IB_QPT_RC && qp->timeout &&
-	    !timer_pending(&qp->retrans_timer)) {
-		qp->comp.progress_at = jiffies;
-		mod_timer(&qp->retrans_timer,
-			  jiffies + sroce_retrans_jiffies(qp));
-	}
+	    !timer_pending(&qp->retrans_timer))
+		sroce_req_timer_start(qp);
 }
 
 /*
@@ -129,7 +133,9 @@ void sroce_req_timer_update(struct sroce_qp *qp, bool progress)
 		return;
 	if (qp->req.rnr_wait || !sroce_req_outstanding(qp))
 		sroce_timer_delete(&qp->retrans_timer);
-	else if (progress || !timer_pending(&qp->retrans_timer))
+	else if (!timer_pending(&qp->retrans_timer))
+		sroce_req_timer_start(qp);
+	else if (progress)
 		mod_timer(&qp->retrans_timer,
 			  jiffies + sroce_retrans_jiffies(qp));
 }

@@ -37,6 +37,7 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (err)
 		goto err_cnt;
 	spin_lock_init(&cq->lock);
+	mutex_init(&cq->resize_mutex);
 	if (udata) {
 		err = sroce_queue_map(&cq->q, sroce_udata_uctx(udata),
 				      &resp.mi);
@@ -74,22 +75,26 @@ static u32 sroce_cq_cons(struct sroce_cq *cq)
  * Move the completions not yet polled, in order, into a ring of @cqe.
  * librxe holds its CQ lock across the call and maps the new ring from the
  * response; the old one stays mapped (and allocated) until it unmaps it.
+ * The bulk is copied outside cq->lock (the resize mutex keeps the old ring):
+ * under it only what was added meanwhile.  Entries polled meanwhile (a
+ * kernel CQ) are skipped by starting the new consumer index past them.
  */
 int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibcq->device);
 	struct sroce_cq *cq = to_scq(ibcq);
 	struct sroce_abi_resize_cq_resp resp = {};
+	u32 esize = cq->user ? sizeof(struct ib_uverbs_wc) : sizeof(struct ib_wc);
+	u32 n, i, d, cons0, prod0, done;
 	struct sroce_queue nq, oq;
 	unsigned long flags;
-	u32 n, i, cons;
 	int err;
 
 	if (cqe < 1 || cqe >= SROCE_MAX_CQE)
 		return -EINVAL;
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
-	err = sroce_queue_init(sdev, &nq, cqe, cq->q.elem_size);
+	err = sroce_queue_init(sdev, &nq, cqe, esize);
 	if (err)
 		return err;
 	if (udata) {
@@ -98,28 +103,49 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		if (err)
 			goto err_q;
 	}
+	mutex_lock(&cq->resize_mutex);
 	spin_lock_irqsave(&cq->lock, flags);
-	cons = sroce_cq_cons(cq);
-	n = (cq->prod - cons) & cq->q.mask;
-	/* never drop a completion: what is there must fit; a CQ in error stays */
-	if (n > (u32)cqe || cq->overflow) {
-		spin_unlock_irqrestore(&cq->lock, flags);
-		err = cq->overflow ? -EIO : -EINVAL;
-		goto err_q;
-	}
+	cons0 = sroce_cq_cons(cq);
+	prod0 = cq->prod;
+	n = (prod0 - cons0) & cq->q.mask;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	/* never drop a completion: what is there must fit */
+	err = -EINVAL;
+	if (n > (u32)cqe)
+		goto err_unlock;
 	for (i = 0; i < n; i++)
 		memcpy(sroce_queue_slot(&nq, i),
-		       sroce_queue_slot(&cq->q, cons + i), cq->q.elem_size);
+		       sroce_queue_slot(&cq->q, cons0 + i), esize);
+
+	spin_lock_irqsave(&cq->lock, flags);
+	d = cq->prod - prod0;
+	done = (sroce_cq_cons(cq) - cons0) & cq->q.mask;
+	/* a CQ in error stays so (10.10.1.2); a consumer index that ran past
+	 * what was there is not librxe's, which holds its lock
+	 */
+	if (n + d > (u32)cqe || done > n || cq->overflow) {
+		err = cq->overflow ? -EIO : done > n ? -EAGAIN : -EINVAL;
+		spin_unlock_irqrestore(&cq->lock, flags);
+		goto err_unlock;
+	}
+	for (i = 0; i < d; i++)
+		memcpy(sroce_queue_slot(&nq, n + i),
+		       sroce_queue_slot(&cq->q, prod0 + i), esize);
 	oq = cq->q;
 	cq->q = nq;
-	cq->prod = n;
-	cq->cons = 0;
-	sroce_queue_publish_prod(&cq->q, n);
+	cq->prod = n + d;
+	cq->cons = done;
+	if (cq->user)
+		cq->q.buf->consumer_index = done;
+	sroce_queue_publish_prod(&cq->q, cq->prod);
 	ibcq->cqe = cq->q.slots - 1;
 	spin_unlock_irqrestore(&cq->lock, flags);
+	mutex_unlock(&cq->resize_mutex);
 	sroce_queue_free(&oq);
 	return 0;
 
+err_unlock:
+	mutex_unlock(&cq->resize_mutex);
 err_q:
 	sroce_queue_free(&nq);
 	return err;

@@ -39,6 +39,7 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->srq_num = atomic_inc_return(&sdev->srq_next) & 0xffffff;
 	srq->limit = attr->srq_limit;
 	spin_lock_init(&rq->lock);
+	mutex_init(&srq->resize_mutex);
 	rq->slots = roundup_pow_of_two(attr->max_wr + 1);
 	rq->max_wr = rq->slots - 1;
 	rq->max_sge = attr->max_sge;
@@ -73,11 +74,33 @@ err_cnt:
 	return err;
 }
 
+/* The WQEs of @rq at [from, from + n), copied to the start-relative @to. */
+static void sroce_srq_copy(struct sroce_srq *srq, struct sroce_queue *nq,
+			   struct sroce_rwqe *nk, u32 nslots, u32 to, u32 from,
+			   u32 n)
+{
+	struct sroce_rq *rq = &srq->rq;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		if (srq->user)
+			memcpy(sroce_queue_slot(nq, to + i),
+			       sroce_queue_slot(&rq->q, from + i),
+			       rq->q.elem_size);
+		else
+			nk[(to + i) & (nslots - 1)] =
+				rq->krwqe[(from + i) & (rq->slots - 1)];
+	}
+}
+
 /*
- * A new ring (user) or array (kernel) of @max_wr; under the lock, the WQEs
- * not yet taken move to its start.  librxe holds its SRQ lock across the
- * call and maps the new ring from the mmap info we write to the address
- * its command names; the old ring lives until it unmaps it.
+ * A new ring (user) or array (kernel) of @max_wr; the WQEs not yet taken
+ * move to its start, in order.  librxe holds its SRQ lock across the call
+ * and maps the new ring from the mmap info we write to the address its
+ * command names; the old ring lives until it unmaps it.  The bulk is
+ * copied outside rq->lock (the resize mutex keeps the old ring); under it
+ * only what was posted meanwhile, and the WQEs the engine took meanwhile
+ * are skipped by starting the new consumer index past them.
  */
 static int sroce_srq_resize(struct sroce_srq *srq, u32 max_wr,
 			    const struct ib_srq_attr *attr,
@@ -88,8 +111,9 @@ static int sroce_srq_resize(struct sroce_srq *srq, u32 max_wr,
 	struct sroce_abi_mmap_info mi = {};
 	struct sroce_rwqe *nk = NULL, *ok = NULL;
 	struct sroce_queue nq = {}, oq = {};
-	u32 slots = roundup_pow_of_two(max_wr + 1), n, i;
+	u32 slots = roundup_pow_of_two(max_wr + 1), n, d, done, cons0, prod0;
 	unsigned long flags;
+	u32 limit;
 	int err;
 
 	if (srq->user) {
@@ -98,7 +122,10 @@ static int sroce_srq_resize(struct sroce_srq *srq, u32 max_wr,
 		err = ib_copy_from_udata(&cmd, udata, sizeof(cmd));
 		if (err)
 			return err;
-		err = sroce_queue_init(srq->sdev, &nq, max_wr, rq->q.elem_size);
+		err = sroce_queue_init(srq->sdev, &nq, max_wr,
+				       sizeof(struct sroce_abi_recv_wqe) +
+				       rq->max_sge *
+				       sizeof(struct sroce_abi_sge));
 		if (err)
 			return err;
 		err = sroce_queue_map(&nq, sroce_udata_uctx(udata), &mi);
@@ -112,42 +139,52 @@ static int sroce_srq_resize(struct sroce_srq *srq, u32 max_wr,
 		if (!nk)
 			return -ENOMEM;
 	}
+	mutex_lock(&srq->resize_mutex);
 	spin_lock_irqsave(&rq->lock, flags);
-	if (srq->user)
-		n = (sroce_queue_user_prod(&rq->q) - rq->cons) & rq->q.mask;
-	else
-		n = rq->prod - rq->cons;
+	cons0 = rq->cons;
+	prod0 = srq->user ? sroce_queue_user_prod(&rq->q) : rq->prod;
+	n = srq->user ? (prod0 - cons0) & rq->q.mask : prod0 - cons0;
+	limit = (mask & IB_SRQ_LIMIT) ? attr->srq_limit : srq->limit;
+	spin_unlock_irqrestore(&rq->lock, flags);
 	/* o10-10.2.2: not below the WQEs posted, nor below the limit */
-	if (n > max_wr ||
-	    ((mask & IB_SRQ_LIMIT) ? attr->srq_limit : srq->limit) > max_wr) {
+	err = -EINVAL;
+	if (n > max_wr || limit > max_wr)
+		goto out_unlock;
+	sroce_srq_copy(srq, &nq, nk, slots, 0, cons0, n);
+
+	spin_lock_irqsave(&rq->lock, flags);
+	done = rq->cons - cons0;
+	d = srq->user ? (sroce_queue_user_prod(&rq->q) - prod0) & rq->q.mask :
+			rq->prod - prod0;
+	limit = (mask & IB_SRQ_LIMIT) ? attr->srq_limit : srq->limit;
+	/* librxe posts nothing while it resizes: a user ring that moved is not its */
+	if ((srq->user && d) || done > n)
+		err = -EAGAIN;
+	if (err == -EAGAIN || n + d > max_wr || limit > max_wr) {
 		spin_unlock_irqrestore(&rq->lock, flags);
-		err = -EINVAL;
-		goto out;
+		goto out_unlock;
 	}
+	sroce_srq_copy(srq, &nq, nk, slots, n, prod0, d);
 	if (srq->user) {
-		for (i = 0; i < n; i++)
-			memcpy(sroce_queue_slot(&nq, i),
-			       sroce_queue_slot(&rq->q, rq->cons + i),
-			       rq->q.elem_size);
 		oq = rq->q;
 		rq->q = nq;
 		nq = (struct sroce_queue){};
-		sroce_queue_publish_prod(&rq->q, n);
+		sroce_queue_publish_cons(&rq->q, done);
+		sroce_queue_publish_prod(&rq->q, n + d);
 	} else {
-		for (i = 0; i < n; i++)
-			nk[i] = rq->krwqe[(rq->cons + i) & (rq->slots - 1)];
 		ok = rq->krwqe;
 		rq->krwqe = nk;
 		nk = NULL;
-		rq->prod = n;
+		rq->prod = n + d;
 	}
-	rq->cons = 0;
+	rq->cons = done;
 	rq->slots = slots;
 	rq->max_wr = slots - 1;
-	if (mask & IB_SRQ_LIMIT)
-		srq->limit = attr->srq_limit;
+	srq->limit = limit;
 	spin_unlock_irqrestore(&rq->lock, flags);
 	err = 0;
+out_unlock:
+	mutex_unlock(&srq->resize_mutex);
 out:
 	if (nq.buf)
 		sroce_queue_free(&nq);

@@ -65,6 +65,7 @@
 #define SROCE_DEV_SKB_MAX	4096	/* the same, per device */
 #define SROCE_MIN_RETRANS_MS	100	/* TCG guests are slow: floor for the ACK timer */
 #define SROCE_ALIVE_MAX_MS	30000	/* responses without progress hold the ACK timer off this long */
+#define SROCE_ALIVE_PSNS	0x10000	/* ... if at most this far behind the oldest unacked PSN */
 
 /* Drop/packet counters, exported through rdma statistics. */
 enum sroce_counter {
@@ -219,6 +220,7 @@ struct sroce_cq {
 	struct ib_cq		ibcq;
 	struct sroce_queue	q;		/* ib_uverbs_wc (user) or ib_wc (kernel) */
 	spinlock_t		lock;
+	struct mutex		resize_mutex;	/* one resize at a time */
 	u32			prod;		/* kernel-owned producer */
 	u32			cons;		/* kernel CQs only */
 	u8			notify;		/* 0, IB_CQ_NEXT_COMP or IB_CQ_SOLICITED */
@@ -381,6 +383,7 @@ struct sroce_srq {
 	struct ib_srq		ibsrq;
 	struct sroce_dev	*sdev;
 	struct sroce_rq		rq;
+	struct mutex		resize_mutex;	/* one resize at a time */
 	bool			user;
 	u32			srq_num;
 	u32			limit;		/* armed limit, 0 when disarmed */
