@@ -643,6 +643,57 @@ static void kv_case_reg_bad_key(struct kv_ctx *c, struct ib_mr *mr)
 	kv_pass(c, name);
 }
 
+/*
+ * A kernel CQ resized while the engine is still adding completions to it
+ * (10.2.6.3): each round posts 16 WRITEs, resizes b's CQ at once (to a
+ * size that still holds them), then every completion must come, in order.
+ */
+static void kv_case_cq_resize(struct kv_ctx *c, struct ib_mr *mr)
+{
+	static const int sizes[] = { 16, 64, 24, 256, 17, 32 };
+	const char *name = "kernel_cq_resize_in_flight";
+	struct ib_send_wr inv = { .wr_id = 9, .opcode = IB_WR_LOCAL_INV };
+	struct ib_sge sge = { .addr = (uintptr_t)c->src, .length = 64,
+			      .lkey = c->pd->local_dma_lkey };
+	struct ib_rdma_wr wr = {
+		.wr = { .opcode = IB_WR_RDMA_WRITE, .sg_list = &sge,
+			.num_sge = 1 },
+	};
+	int round, i, err;
+
+	if (kv_pair(c) || kv_fast_reg(c, name, mr, REMOTE_ACCESS, 1))
+		return;
+	for (round = 0; round < 12; round++) {
+		int size = sizes[round % ARRAY_SIZE(sizes)];
+
+		for (i = 0; i < 16; i++) {
+			wr.wr.wr_id = 1000 + round * 16 + i;
+			wr.remote_addr = mr->iova + i * 64;
+			wr.rkey = mr->rkey;
+			err = kv_post_send(&c->b, &wr.wr);
+			if (err) {
+				kv_fail(c, name, "round %d: post WRITE %d: %d", round, i, err);
+				return;
+			}
+		}
+		err = ib_resize_cq(c->b.cq, size);
+		if (err || c->b.cq->cqe < size) {
+			kv_fail(c, name, "round %d: resize to %d: %d (cqe %d)",
+				round, size, err, c->b.cq->cqe);
+			return;
+		}
+		for (i = 0; i < 16; i++)
+			if (kv_expect(c, name, &c->b, 1000 + round * 16 + i,
+				      IB_WC_SUCCESS, IB_WC_RDMA_WRITE, NULL))
+				return;
+	}
+	inv.ex.invalidate_rkey = mr->rkey;
+	if (kv_post_send(&c->a, &inv) ||
+	    kv_expect(c, name, &c->a, 9, IB_WC_SUCCESS, IB_WC_LOCAL_INV, NULL))
+		return;
+	kv_pass(c, name);
+}
+
 static int kv_buffers(struct kv_ctx *c)
 {
 	int i;
@@ -726,6 +777,7 @@ static int __init sroce_kverbs_init(void)
 		goto out;
 	}
 	kv_case_write_read(c, mr);
+	kv_case_cq_resize(c, mr);
 	kv_case_send_inv(c, mr);
 	kv_case_local_inv(c, mr);
 	kv_case_reg_valid(c, mr);

@@ -409,7 +409,7 @@ t_rc_verify_peer_gone() {
 # Kernel-consumer verbs (tests/kmod/sroce_kverbs.c): fast registration, local
 # and remote invalidation, and their error rules, checked byte by byte and
 # completion by completion inside the module; it prints one line per case.
-KVERBS_CASES=9
+KVERBS_CASES=10
 t_kverbs() {
 	local km mark lines
 	ensure_link
