@@ -1790,6 +1790,84 @@ out:
 	pair_down(&p);
 }
 
+/*
+ * librxe (rdma-core 44) posts IBV_WR_ATOMIC_WRITE whatever the device says;
+ * sroce does not advertise it: the WQE must complete in error at once,
+ * never hang the QP, and never touch the target.
+ */
+static void t_atomic_write_refused(void)
+{
+	const char *name = "atomic_write_unadvertised_completes_in_error";
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_RC, .cap = cap_ok,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_ATOMIC_WRITE,
+	};
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	uint8_t val[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	struct ibv_qp_ex *qpx;
+	struct ibv_qp *qa;
+	struct ibv_wc wc;
+	struct pair p;
+	int r, i;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	{
+		struct ibv_device_attr_ex ax = {};
+
+		/* IB_UVERBS_DEVICE_ATOMIC_WRITE */
+		if (ibv_query_device_ex(ctx, NULL, &ax) ||
+		    (ax.device_cap_flags_ex & (1ULL << 40))) {
+			failf(name, "query_device_ex failed or the device advertises atomic write");
+			goto out;
+		}
+	}
+	ia.pd = p.pd;
+	ia.send_cq = p.cqa;
+	ia.recv_cq = p.cqa;
+	qa = ibv_create_qp_ex(ctx, &ia);
+	if (!qa) {
+		/* a provider that refuses the QP is a clean error too */
+		pass(name);
+		goto out;
+	}
+	r = to_init(qa, acc) ?: to_rtr(qa, p.b->qp_num, 0x3000) ?: to_rts(qa, 0x1000, 7);
+	if (r) {
+		failf(name, "connecting the atomic-write QP: %s", errname(r));
+		ibv_destroy_qp(qa);
+		goto out;
+	}
+	qpx = ibv_qp_to_qp_ex(qa);
+	ibv_wr_start(qpx);
+	qpx->wr_id = 77;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(qpx, p.mrb->rkey, (uintptr_t)p.bufb + 64, val);
+	r = ibv_wr_complete(qpx);
+	if (r) {
+		pass(name);	/* refused at post: clean */
+		ibv_destroy_qp(qa);
+		goto out;
+	}
+	r = poll1(p.cqa, &wc, 10000);
+	if (r != 1)
+		failf(name, "no completion within 10 s: the QP hangs");
+	else if (wc.wr_id != 77 || wc.status == IBV_WC_SUCCESS)
+		failf(name, "got wr_id %llu status %s, expected wr_id 77 in error",
+		      (unsigned long long)wc.wr_id, st(wc.status));
+	else {
+		for (i = 0; i < 8 && (unsigned char)p.bufb[64 + i] == 0xbb; i++)
+			;
+		if (i < 8)
+			failf(name, "the target changed although the WQE failed");
+		else
+			pass(name);
+	}
+	ibv_destroy_qp(qa);
+out:
+	pair_down(&p);
+}
+
 int main(int argc, char **argv)
 {
 	const char *devname = "sroce0";
@@ -1865,6 +1943,7 @@ int main(int argc, char **argv)
 	t_read_bad_lkey_range();
 	t_cq_resize();
 	t_srq_resize();
+	t_atomic_write_refused();
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
