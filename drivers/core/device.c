@@ -228,9 +228,11 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	synchronize_rcu();
 	WARN_ON(!xa_empty(&sdev->qp_xa));
 	WARN_ON(!xa_empty(&sdev->mr_xa));
+	WARN_ON(!xa_empty(&sdev->mw_xa));
 	WARN_ON(sdev->n_mcg);
 	xa_destroy(&sdev->qp_xa);
 	xa_destroy(&sdev->mr_xa);
+	xa_destroy(&sdev->mw_xa);
 	xa_destroy(&sdev->ah_xa);
 	dev_put(sdev->ndev);
 }
@@ -293,6 +295,7 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	ibdev = &sdev->ib_dev;
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC);
+	xa_init_flags(&sdev->mw_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1);
 	mutex_init(&sdev->mcast_mutex);
 	spin_lock_init(&sdev->mcast_lock);
