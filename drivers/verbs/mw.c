@@ -96,6 +96,7 @@ static struct sroce_mr *sroce_mw_bind_mr(struct sroce_qp *qp,
 		return NULL;
 	spin_lock(&mr->lock);
 	ok = !mr->dead && READ_ONCE(mr->key) == wqe->bind_mr_lkey &&
+	     /* acquire: a fast-reg registration's fields belong to VALID */
 	     smp_load_acquire(&mr->state) == SROCE_MR_VALID &&
 	     mr->ibmr.pd == pd && (mr->access & IB_ACCESS_MW_BIND) &&
 	     (!(wqe->bind_access & (IB_ACCESS_REMOTE_WRITE |
