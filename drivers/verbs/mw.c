@@ -62,7 +62,8 @@ int sroce_dealloc_mw(struct ib_mw *ibmw)
 	struct sroce_mr *mr;
 	unsigned long flags;
 
-	xa_erase(&sdev->mw_xa, mw->key >> 8);
+	/* ibmw->rkey still holds the index: only the tag changes */
+	xa_erase(&sdev->mw_xa, ibmw->rkey >> 8);
 	/* ib_core frees the window when we return: no lookup may hold it */
 	synchronize_rcu();
 	spin_lock_irqsave(&mw->lock, flags);
