@@ -1959,15 +1959,16 @@ static void mw_down(struct pair *p, struct ibv_mr *mr, struct ibv_mw *mw)
 	pair_down(p);
 }
 
-/* query_device advertises memory windows, type 1 and 2B (10.6.7.2). */
+/* query_device advertises memory windows, type 1 and 2B, not 2A (o10-37.2.31). */
 static void t_mw_advertised(void)
 {
 	const char *name = "mw_advertised";
 
 	if (dattr.max_mw <= 0 ||
 	    !(dattr.device_cap_flags & IBV_DEVICE_MEM_WINDOW) ||
-	    !(dattr.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B))
-		failf(name, "max_mw %d cap flags 0x%x, expected max_mw > 0, MEM_WINDOW and MEM_WINDOW_TYPE_2B",
+	    !(dattr.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B) ||
+	    (dattr.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2A))
+		failf(name, "max_mw %d cap flags 0x%x, expected max_mw > 0, MEM_WINDOW and MEM_WINDOW_TYPE_2B (not 2A)",
 		      dattr.max_mw, dattr.device_cap_flags);
 	else
 		pass(name);
@@ -2395,6 +2396,103 @@ out:
 	mw_down(&p, mr, mw);
 }
 
+/* C10-62, C10-74: a remote-write window needs a region with local write. */
+static void t_mw_write_needs_lw(void)
+{
+	const char *name = "mw_bind_write_needs_local_write";
+	struct ibv_mr *mr, *ro = NULL;
+	struct ibv_mw *mw;
+	struct pair p;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_1))
+		goto out;
+	ro = ibv_reg_mr(p.pd, p.bufb, BUF,
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_MW_BIND);
+	if (!ro) {
+		failf(name, "setup: reg_mr without LOCAL_WRITE: %s", strerror(errno));
+		goto out;
+	}
+	if (!mw_bind1(name, &p, mw, ro, p.bufb, 4096, IBV_ACCESS_REMOTE_WRITE,
+		      1, IBV_WC_MW_BIND_ERR))
+		pass(name);
+out:
+	if (ro)
+		ibv_dereg_mr(ro);
+	mw_down(&p, mr, mw);
+}
+
+/* C10-75: the window must lie inside the region. */
+static void t_mw_bind_outside_mr(void)
+{
+	const char *name = "mw_bind_outside_mr_refused";
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_1))
+		goto out;
+	if (!mw_bind1(name, &p, mw, mr, p.bufb + BUF - 4096, 8192,
+		      IBV_ACCESS_REMOTE_READ, 1, IBV_WC_MW_BIND_ERR))
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+/* C10-72: the window and the binding QP share a PD. */
+static void t_mw_bind_other_pd(void)
+{
+	const char *name = "mw_bind_other_pd_refused";
+	struct ibv_mw *other = NULL;
+	struct ibv_pd *pd2;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+
+	pd2 = ibv_alloc_pd(ctx);
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_1))
+		goto out;
+	other = pd2 ? ibv_alloc_mw(pd2, IBV_MW_TYPE_1) : NULL;
+	if (!other) {
+		failf(name, "setup: alloc_mw on a second PD: %s", strerror(errno));
+		goto out;
+	}
+	if (!mw_bind1(name, &p, other, mr, p.bufb, 4096,
+		      IBV_ACCESS_REMOTE_READ, 1, IBV_WC_MW_BIND_ERR))
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+	if (other)
+		ibv_dealloc_mw(other);
+	if (pd2)
+		ibv_dealloc_pd(pd2);
+}
+
+/* C10-66.2.4: a zero-length type 1 bind ends remote access through the window. */
+static void t_mw_type1_zero_len(void)
+{
+	const char *name = "mw_type1_zero_length_unbinds";
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_1) ||
+	    mw_bind1(name, &p, mw, mr, p.bufb, 4096, IBV_ACCESS_REMOTE_WRITE,
+		     1, IBV_WC_SUCCESS) ||
+	    mw_bind1(name, &p, mw, mr, p.bufb, 0, IBV_ACCESS_REMOTE_WRITE,
+		     2, IBV_WC_SUCCESS))
+		goto out;
+	memset(p.bufa, 0x14, 64);
+	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 3, p.bufa, 64, p.bufb,
+		    mw->rkey, IBV_WC_REM_ACCESS_ERR))
+		goto out;
+	if (!all_bytes(p.bufb, 0, BUF, 0xbb))
+		failf(name, "target bytes changed through an unbound window");
+	else
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
 static void t_mw(void)
 {
 	t_mw_advertised();
@@ -2413,6 +2511,10 @@ static void t_mw(void)
 	t_mw_type2_send_inv();
 	t_mw_type1_local_inv();
 	t_mw_type1_send_inv();
+	t_mw_write_needs_lw();
+	t_mw_bind_outside_mr();
+	t_mw_bind_other_pd();
+	t_mw_type1_zero_len();
 }
 
 int main(int argc, char **argv)
