@@ -2438,7 +2438,7 @@ out:
 	mw_down(&p, mr, mw);
 }
 
-/* C10-72: the window and the binding QP share a PD. */
+/* C10-72, o10-37.2.30: the window and the binding QP share a PD. */
 static void t_mw_bind_other_pd(void)
 {
 	const char *name = "mw_bind_other_pd_refused";
@@ -2451,13 +2451,14 @@ static void t_mw_bind_other_pd(void)
 	pd2 = ibv_alloc_pd(ctx);
 	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_1))
 		goto out;
-	other = pd2 ? ibv_alloc_mw(pd2, IBV_MW_TYPE_1) : NULL;
+	/* a type 2 bind WR: libibverbs' ibv_bind_mw checks type 1 PDs itself */
+	other = pd2 ? ibv_alloc_mw(pd2, IBV_MW_TYPE_2) : NULL;
 	if (!other) {
 		failf(name, "setup: alloc_mw on a second PD: %s", strerror(errno));
 		goto out;
 	}
-	if (!mw_bind1(name, &p, other, mr, p.bufb, 4096,
-		      IBV_ACCESS_REMOTE_READ, 1, IBV_WC_MW_BIND_ERR))
+	if (!mw_bind2(name, &p, other, mr, p.bufb, 4096,
+		      IBV_ACCESS_REMOTE_READ, 1, IBV_WC_MW_BIND_ERR, NULL))
 		pass(name);
 out:
 	mw_down(&p, mr, mw);
