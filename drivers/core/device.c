@@ -64,7 +64,9 @@ static int sroce_query_device(struct ib_device *ibdev,
 	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_SRQ_RESIZE |
-				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	attr->max_fast_reg_page_list_len = SROCE_MAX_FAST_REG_PAGES;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = SROCE_MAX_SGE;
@@ -73,6 +75,7 @@ static int sroce_query_device(struct ib_device *ibdev,
 	attr->max_cq = SROCE_MAX_CQ;
 	attr->max_cqe = SROCE_MAX_CQE - 1;
 	attr->max_mr = SROCE_MAX_MR;
+	attr->max_mw = SROCE_MAX_MW;
 	attr->max_pd = SROCE_MAX_PD;
 	attr->max_qp_rd_atom = SROCE_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = SROCE_MAX_RD_ATOMIC;
@@ -228,9 +231,11 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	synchronize_rcu();
 	WARN_ON(!xa_empty(&sdev->qp_xa));
 	WARN_ON(!xa_empty(&sdev->mr_xa));
+	WARN_ON(!xa_empty(&sdev->mw_xa));
 	WARN_ON(sdev->n_mcg);
 	xa_destroy(&sdev->qp_xa);
 	xa_destroy(&sdev->mr_xa);
+	xa_destroy(&sdev->mw_xa);
 	xa_destroy(&sdev->ah_xa);
 	dev_put(sdev->ndev);
 }
@@ -293,6 +298,7 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	ibdev = &sdev->ib_dev;
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC);
+	xa_init_flags(&sdev->mw_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1);
 	mutex_init(&sdev->mcast_mutex);
 	spin_lock_init(&sdev->mcast_lock);

@@ -316,20 +316,26 @@ static void sroce_wqe_fail(struct sroce_qp *qp, struct sroce_swqe *wqe,
 }
 
 /*
- * REG_MR and LOCAL_INV run here, in send queue order: nothing after them
- * starts before they took effect (o10-37.2.6).  A failure completes the
+ * REG_MR, BIND_MW and LOCAL_INV run here, in send queue order: nothing
+ * after them starts before they took effect (o10-37.2.6, o10-37.2.36).  A failure completes the
  * WQE in error, which ends the QP and flushes the rest.
  */
 static void sroce_req_local(struct sroce_qp *qp, struct sroce_swqe *wqe)
 {
 	int err;
 
-	if (wqe->opcode == IB_WR_REG_MR)
+	enum ib_wc_status fail = IB_WC_LOC_QP_OP_ERR;
+
+	if (wqe->opcode == IB_WR_REG_MR) {
 		err = sroce_mr_fast_reg(qp, wqe);
-	else
-		err = sroce_mr_invalidate(qp->sdev, qp->ibqp.pd, wqe->inv_rkey);
+	} else if (wqe->opcode == IB_WR_BIND_MW) {
+		err = sroce_mw_bind(qp, wqe);
+		fail = IB_WC_MW_BIND_ERR;
+	} else {
+		err = sroce_mr_invalidate(qp, wqe->inv_rkey);
+	}
 	wqe->state = SROCE_WQE_DONE;
-	wqe->status = err ? IB_WC_LOC_QP_OP_ERR : IB_WC_SUCCESS;
+	wqe->status = err ? fail : IB_WC_SUCCESS;
 	if (err)
 		sroce_req_halt(qp);
 }

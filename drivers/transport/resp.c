@@ -294,7 +294,13 @@ static int sroce_resp_rkey(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
 		return -EACCES;
 	if (!len)
 		return 0;
-	mr = sroce_mr_get(qp->sdev, rkey);
+	if (sroce_key_is_mw(rkey)) {
+		/* the window's rights replace the region's (10.6.7.2.2) */
+		mr = sroce_mw_get(qp, rkey, va, len, access);
+		access = 0;
+	} else {
+		mr = sroce_mr_get(qp->sdev, rkey);
+	}
 	if (!mr)
 		return -EACCES;
 	if (sroce_mr_check(mr, qp->pd, va, len, access)) {
@@ -572,7 +578,7 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	 * (o10-37.2.24).
 	 */
 	if ((mask & SROCE_M_IETH) &&
-	    sroce_mr_invalidate(qp->sdev, qp->ibqp.pd, pkt->h.ieth_rkey)) {
+	    sroce_mr_invalidate(qp, pkt->h.ieth_rkey)) {
 		sroce_resp_err(qp, pkt, SROCE_NAK_INVALID_REQ,
 			       IB_WC_REM_INV_REQ_ERR, false, fatal);
 		return;

@@ -151,6 +151,13 @@ err_q:
 	return err;
 }
 
+/*
+ * libibverbs' IBV_WC_WITH_INV is 1 << 3, where the kernel has IP_CSUM_OK
+ * (never set here); the kernel's IB_WC_WITH_INVALIDATE (1 << 2) would read
+ * as IBV_WC_IP_CSUM_OK.  librxe copies wc_flags as they are.
+ */
+#define SROCE_UWC_WITH_INV	(1 << 3)
+
 static void sroce_wc_to_uwc(struct ib_uverbs_wc *u, const struct ib_wc *wc)
 {
 	memset(u, 0, sizeof(*u));
@@ -162,7 +169,9 @@ static void sroce_wc_to_uwc(struct ib_uverbs_wc *u, const struct ib_wc *wc)
 	u->ex.imm_data = wc->ex.imm_data;
 	u->qp_num = wc->qp->qp_num;
 	u->src_qp = wc->src_qp;
-	u->wc_flags = wc->wc_flags;
+	u->wc_flags = wc->wc_flags & ~(IB_WC_WITH_INVALIDATE | IB_WC_IP_CSUM_OK);
+	if (wc->wc_flags & IB_WC_WITH_INVALIDATE)
+		u->wc_flags |= SROCE_UWC_WITH_INV;
 	u->pkey_index = wc->pkey_index;
 	u->sl = wc->sl;
 	u->port_num = wc->port_num;

@@ -216,8 +216,8 @@ int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	return n;
 }
 
-/* A reference by index, whatever the key's state: for REG_MR and invalidation. */
-static struct sroce_mr *sroce_mr_ref(struct sroce_dev *sdev, u32 key)
+/* A reference by index, whatever the key's state: for REG_MR, binds, invalidation. */
+struct sroce_mr *sroce_mr_ref(struct sroce_dev *sdev, u32 key)
 {
 	struct sroce_mr *mr;
 
@@ -235,7 +235,7 @@ static struct sroce_mr *sroce_mr_ref(struct sroce_dev *sdev, u32 key)
  * invalidation or replaces the registration (o10-37.2.14).  An access is
  * one packet, or one engine pass of READ responses: short and unblocking.
  */
-static void sroce_mr_quiesce(struct sroce_mr *mr)
+void sroce_mr_quiesce(struct sroce_mr *mr)
 {
 	/* pairs with the barrier in sroce_mr_get(): it sees the state or we see it */
 	smp_mb();
@@ -289,22 +289,33 @@ out:
 	return err;
 }
 
-/*
- * LOCAL_INV, or the IETH of a SEND with Invalidate: only a fast-registration
- * key of @pd may be invalidated (o10-37.2.13); a FREE one stays FREE.  On
- * success no access through the key is still running.
- */
-int sroce_mr_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 key)
+/* Windows bound to an MR are quiesced with it: counted like fast-reg keys. */
+static bool sroce_mr_counted(const struct sroce_mr *mr)
 {
-	struct sroce_mr *mr = sroce_mr_ref(sdev, key);
+	return mr->kind == SROCE_MR_FAST || (mr->access & IB_ACCESS_MW_BIND);
+}
+
+/*
+ * LOCAL_INV of @qp, or the IETH of a SEND with Invalidate @qp received:
+ * only a fast-registration key of the QP's PD may be invalidated
+ * (o10-37.2.13); a FREE one stays FREE.  On success no access through the
+ * key is still running.
+ */
+int sroce_mr_invalidate(struct sroce_qp *qp, u32 key)
+{
+	struct sroce_mr *mr;
 	int err = -EINVAL;
 
+	if (sroce_key_is_mw(key))
+		return sroce_mw_invalidate(qp, key);
+	mr = sroce_mr_ref(qp->sdev, key);
 	if (!mr)
 		return -EINVAL;
-	if (mr->kind == SROCE_MR_FAST && mr->ibmr.pd == pd) {
+	if (mr->kind == SROCE_MR_FAST && mr->ibmr.pd == qp->ibqp.pd) {
 		/* the key and its state change together: no REG_MR slips in */
 		spin_lock(&mr->lock);
-		if (mr->key == key && mr->state != SROCE_MR_BUSY) {
+		/* o10-37.2.17: not while a window is bound to it */
+		if (mr->key == key && mr->state != SROCE_MR_BUSY && !mr->n_mw) {
 			WRITE_ONCE(mr->state, SROCE_MR_FREE);
 			err = 0;
 		}
@@ -318,13 +329,23 @@ int sroce_mr_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 key)
 
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
-	sroce_mr_free(to_smr(ibmr));
+	struct sroce_mr *mr = to_smr(ibmr);
+
+	/* a bound window keeps its region (uverbs retries after dealloc_mw) */
+	spin_lock(&mr->lock);
+	if (mr->n_mw) {
+		spin_unlock(&mr->lock);
+		return -EBUSY;
+	}
+	mr->dead = true;
+	spin_unlock(&mr->lock);
+	sroce_mr_free(mr);
 	return 0;
 }
 
 /*
  * Begin an access through @key; sroce_mr_put() ends it.  A fast-reg key must
- * be VALID: the access is counted first, so an invalidation either sees it
+ * be VALID (a user MR always is): the access is counted first, so an invalidation either sees it
  * and waits for it, or this sees the key leave VALID and fails.
  */
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
@@ -333,7 +354,7 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
 
 	if (!mr)
 		return NULL;
-	if (mr->kind == SROCE_MR_FAST) {
+	if (sroce_mr_counted(mr)) {
 		atomic_inc(&mr->active);
 		/* pairs with sroce_mr_quiesce() */
 		smp_mb__after_atomic();
@@ -359,7 +380,7 @@ void sroce_mr_unref(struct sroce_mr *mr)
 /* End an access begun by sroce_mr_get(). */
 void sroce_mr_put(struct sroce_mr *mr)
 {
-	if (mr->kind == SROCE_MR_FAST && atomic_dec_and_test(&mr->active))
+	if (sroce_mr_counted(mr) && atomic_dec_and_test(&mr->active))
 		wake_up_var(&mr->active);
 	sroce_mr_unref(mr);
 }

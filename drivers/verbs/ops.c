@@ -24,6 +24,8 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.dereg_mr = sroce_dereg_mr,
 	.alloc_mr = sroce_alloc_mr,
 	.map_mr_sg = sroce_map_mr_sg,
+	.alloc_mw = sroce_alloc_mw,
+	.dealloc_mw = sroce_dealloc_mw,
 	.create_srq = sroce_create_srq,
 	.modify_srq = sroce_modify_srq,
 	.query_srq = sroce_query_srq,
@@ -42,6 +44,7 @@ const struct ib_device_ops sroce_verbs_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_ah, sroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, sroce_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, sroce_srq, ibsrq),
 };

@@ -106,6 +106,9 @@ static int sroce_wqe_from_wr(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	if (wqe->is_inline && !sroce_opcode_may_inline(wr->opcode))
 		return -EINVAL;
 	wqe->inv_rkey = wr->ex.invalidate_rkey;
+	/* kernel consumers have no memory windows */
+	if (wr->opcode == IB_WR_BIND_MW)
+		return -EINVAL;
 	if (sroce_wr_is_local(wr->opcode)) {
 		/* local operations move no data */
 		wqe->num_sge = 0;
@@ -190,6 +193,17 @@ int sroce_wqe_from_user(struct sroce_qp *qp, struct sroce_swqe *wqe,
 		return -EINVAL;
 	if (wqe->opcode == IB_WR_LOCAL_INV) {
 		wqe->num_sge = 0;
+		return wqe->is_inline ? -EINVAL : 0;
+	}
+	/* ibv_bind_mw (type 1) and IBV_WR_BIND_MW (type 2) alike */
+	if (wqe->opcode == IB_WR_BIND_MW) {
+		wqe->num_sge = 0;
+		wqe->bind_mw_key = u.wr.wr.mw.mw_rkey;
+		wqe->bind_new_key = u.wr.wr.mw.rkey;
+		wqe->bind_mr_lkey = u.wr.wr.mw.mr_lkey;
+		wqe->bind_access = u.wr.wr.mw.access;
+		wqe->bind_va = u.wr.wr.mw.addr;
+		wqe->bind_length = u.wr.wr.mw.length;
 		return wqe->is_inline ? -EINVAL : 0;
 	}
 	if (wqe->is_inline) {

@@ -36,6 +36,8 @@
 #define SROCE_MAX_CQ		0x10000
 #define SROCE_MAX_CQE		0x8000
 #define SROCE_MAX_MR		0x10000
+#define SROCE_MAX_MW		0x10000
+#define SROCE_MW_INDEX_BASE	0x800000	/* key >> 8 at or above: a memory window */
 #define SROCE_MAX_PD		0x10000
 #define SROCE_MAX_AH		0x10000
 #define SROCE_MAX_RD_ATOMIC	128
@@ -111,10 +113,12 @@ struct sroce_dev {
 	u32			qp_next;
 	struct xarray		mr_xa;		/* key >> 8 -> mr */
 	u32			mr_next;
+	struct xarray		mw_xa;		/* key >> 8 -> mw */
+	u32			mw_next;
 	struct xarray		ah_xa;		/* ah_num -> ah */
 	u32			ah_next;
 
-	atomic_t		n_pd, n_cq, n_qp, n_mr, n_ah, n_srq;
+	atomic_t		n_pd, n_cq, n_qp, n_mr, n_mw, n_ah, n_srq;
 	atomic_t		srq_next;
 	enum ib_port_state	port_state;
 	enum ib_mtu		port_mtu;	/* active MTU derived from netdev */
@@ -268,8 +272,10 @@ struct sroce_mr {
 	u8			state;		/* enum sroce_mr_state */
 	/* the key packets and WQEs must name; ibmr's keys belong to the consumer */
 	u32			key;
-	spinlock_t		lock;		/* fast reg: key + state changes */
-	atomic_t		active;		/* fast reg: accesses under way */
+	spinlock_t		lock;		/* fast reg: key + state changes; n_mw, dead */
+	atomic_t		active;		/* fast reg, MW_BIND: accesses under way */
+	u32			n_mw;		/* windows bound to it */
+	bool			dead;		/* deregistering: no new binds */
 	u32			access;
 	u64			iova;
 	u64			length;
@@ -288,6 +294,34 @@ static inline struct sroce_mr *to_smr(struct ib_mr *mr)
 	return container_of(mr, struct sroce_mr, ibmr);
 }
 
+/* Keys of windows and regions share one 24-bit index space (10.6.7.2). */
+static inline bool sroce_key_is_mw(u32 key)
+{
+	return (key >> 8) >= SROCE_MW_INDEX_BASE;
+}
+
+/*
+ * Memory window (10.6.7.2).  Type 1 is always VALID, bound or not (mr
+ * NULL); type 2B is FREE, or VALID bound to the QP qpn.  Packets look it
+ * up under RCU and use it only under lock.
+ */
+struct sroce_mw {
+	struct ib_mw		ibmw;
+	spinlock_t		lock;		/* everything below */
+	u8			state;		/* SROCE_MR_FREE or SROCE_MR_VALID */
+	u32			key;
+	struct sroce_mr		*mr;		/* bound region, a reference held */
+	u32			access;
+	u64			va;
+	u64			length;
+	u32			qpn;		/* type 2B */
+};
+
+static inline struct sroce_mw *to_smw(struct ib_mw *mw)
+{
+	return container_of(mw, struct sroce_mw, ibmw);
+}
+
 struct sroce_sge {
 	u64	addr;
 	u32	length;
@@ -297,7 +331,8 @@ struct sroce_sge {
 /* Work requests the requester executes itself: no packets, no PSNs. */
 static inline bool sroce_wr_is_local(u32 opcode)
 {
-	return opcode == IB_WR_REG_MR || opcode == IB_WR_LOCAL_INV;
+	return opcode == IB_WR_REG_MR || opcode == IB_WR_LOCAL_INV ||
+	       opcode == IB_WR_BIND_MW;
 }
 
 /* Kernel copy of a send WQE: validated once, never re-read from user memory. */
@@ -318,6 +353,13 @@ struct sroce_swqe {
 	u32	reg_access;
 	u64	reg_iova;
 	u64	reg_length;
+	/* BIND_MW (user QPs only): as librxe wrote them */
+	u32	bind_mw_key;	/* the window's current R_Key */
+	u32	bind_new_key;	/* its R_Key once bound */
+	u32	bind_mr_lkey;
+	u32	bind_access;
+	u64	bind_va;
+	u64	bind_length;
 	u64	remote_addr;
 	u32	rkey;
 	u64	compare_add;
@@ -621,9 +663,15 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);
 void sroce_mr_put(struct sroce_mr *mr);
 void sroce_mr_unref(struct sroce_mr *mr);
 int sroce_mr_fast_reg(struct sroce_qp *qp, const struct sroce_swqe *wqe);
-int sroce_mr_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 key);
+int sroce_mr_invalidate(struct sroce_qp *qp, u32 key);
+int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_swqe *wqe);
+int sroce_mw_invalidate(struct sroce_qp *qp, u32 key);
+struct sroce_mr *sroce_mr_ref(struct sroce_dev *sdev, u32 key);
+void sroce_mr_quiesce(struct sroce_mr *mr);
 int sroce_mr_check(struct sroce_mr *mr, struct sroce_pd *pd, u64 va, u32 len,
 		   u32 access);
+struct sroce_mr *sroce_mw_get(struct sroce_qp *qp, u32 key, u64 va, u32 len,
+			      u32 access);
 int sroce_mr_copy(struct sroce_mr *mr, u64 va, void *buf, u32 len, bool to_mr);
 u64 *sroce_mr_atomic_ptr(struct sroce_mr *mr, u64 va);
 int sroce_mr_from_skb(struct sroce_mr *mr, u64 va, const struct sk_buff *skb,

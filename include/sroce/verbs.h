@@ -41,6 +41,8 @@ struct ib_mr *sroce_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
 			     u32 max_num_sg);
 int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset);
+int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int sroce_dealloc_mw(struct ib_mw *ibmw);
 
 int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		     struct ib_udata *udata);

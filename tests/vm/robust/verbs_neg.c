@@ -1868,6 +1868,734 @@ out:
 	pair_down(&p);
 }
 
+/* ---------------------------------------------------------------------- */
+/* Memory windows (IBA 10.6.7.2): b's region is the target, a accesses. */
+
+#define MW_ACC_MR (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_MW_BIND)
+
+static int rdma1(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t id,
+		 void *buf, uint32_t len, uint32_t lkey, void *raddr,
+		 uint32_t rkey)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, len, lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
+				  .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	wr.wr.rdma.remote_addr = (uintptr_t)raddr;
+	wr.wr.rdma.rkey = rkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* Completion (id, status) on cq; with want_op >= 0 also its opcode. */
+static int want_wc_op(const char *name, struct ibv_cq *cq, uint64_t id,
+		      enum ibv_wc_status status, int want_op, struct ibv_wc *out)
+{
+	struct ibv_wc wc;
+	int r = poll1(cq, &wc, 10000);
+
+	if (r != 1) {
+		failf(name, "no completion within 10 s, expected wr_id %llu %s",
+		      (unsigned long long)id, st(status));
+		return -1;
+	}
+	if (wc.wr_id != id || wc.status != status ||
+	    (want_op >= 0 && wc.status == IBV_WC_SUCCESS &&
+	     (int)wc.opcode != want_op)) {
+		failf(name, "got wr_id %llu status %s opcode %d, expected wr_id %llu %s opcode %d",
+		      (unsigned long long)wc.wr_id, st(wc.status), wc.opcode,
+		      (unsigned long long)id, st(status), want_op);
+		return -1;
+	}
+	if (out)
+		*out = wc;
+	return 0;
+}
+
+/* A write/read through rkey, then its completion on a's CQ. */
+static int mw_rdma(const char *name, struct pair *p, enum ibv_wr_opcode op,
+		   uint64_t id, void *lbuf, uint32_t len, void *raddr,
+		   uint32_t rkey, enum ibv_wc_status want)
+{
+	int r = rdma1(p->a, op, id, lbuf, len, p->mra->lkey, raddr, rkey);
+
+	if (r) {
+		failf(name, "post_send: got %s, expected 0", errname(r));
+		return -1;
+	}
+	return want_wc_op(name, p->cqa, id, want, -1, NULL);
+}
+
+/* Type 1 bind (ibv_bind_mw) posted on b; its completion status on b's CQ. */
+static int mw_bind1(const char *name, struct pair *p, struct ibv_mw *mw,
+		    struct ibv_mr *mr, void *addr, uint64_t len,
+		    unsigned int acc, uint64_t id, enum ibv_wc_status want)
+{
+	struct ibv_mw_bind b = { .wr_id = id, .send_flags = IBV_SEND_SIGNALED };
+	int r;
+
+	b.bind_info.mr = mr;
+	b.bind_info.addr = (uintptr_t)addr;
+	b.bind_info.length = len;
+	b.bind_info.mw_access_flags = acc;
+	r = ibv_bind_mw(p->b, mw, &b);
+	if (r) {
+		failf(name, "ibv_bind_mw: got %s, expected 0", errname(r));
+		return -1;
+	}
+	return want_wc_op(name, p->cqb, id, want, IBV_WC_BIND_MW, NULL);
+}
+
+/* Type 2 bind WR posted on b (the QP the window is bound to); *rkey: new key. */
+static int mw_bind2(const char *name, struct pair *p, struct ibv_mw *mw,
+		    struct ibv_mr *mr, void *addr, uint64_t len,
+		    unsigned int acc, uint64_t id, enum ibv_wc_status want,
+		    uint32_t *rkey)
+{
+	struct ibv_send_wr wr = { .wr_id = id, .opcode = IBV_WR_BIND_MW,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	int r;
+
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info.mr = mr;
+	wr.bind_mw.bind_info.addr = (uintptr_t)addr;
+	wr.bind_mw.bind_info.length = len;
+	wr.bind_mw.bind_info.mw_access_flags = acc;
+	r = ibv_post_send(p->b, &wr, &bad);
+	if (r) {
+		failf(name, "post_send BIND_MW: got %s, expected 0", errname(r));
+		return -1;
+	}
+	if (rkey)
+		*rkey = wr.bind_mw.rkey;
+	return want_wc_op(name, p->cqb, id, want, IBV_WC_BIND_MW, NULL);
+}
+
+static int local_inv_b(const char *name, struct pair *p, uint32_t rkey,
+		       uint64_t id, enum ibv_wc_status want)
+{
+	struct ibv_send_wr wr = { .wr_id = id, .opcode = IBV_WR_LOCAL_INV,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	int r;
+
+	wr.invalidate_rkey = rkey;
+	r = ibv_post_send(p->b, &wr, &bad);
+	if (r) {
+		failf(name, "post_send LOCAL_INV: got %s, expected 0", errname(r));
+		return -1;
+	}
+	return want_wc_op(name, p->cqb, id, want, IBV_WC_LOCAL_INV, NULL);
+}
+
+/* Every byte of buf[from, to) is v. */
+static int all_bytes(const char *b, size_t from, size_t to, unsigned char v)
+{
+	size_t i;
+
+	for (i = from; i < to; i++)
+		if ((unsigned char)b[i] != v)
+			return 0;
+	return 1;
+}
+
+/* A pair, b's buffer registered again with MW_BIND, and a window of type. */
+static int mw_setup(const char *name, struct pair *p, struct ibv_mr **mr,
+		    struct ibv_mw **mw, enum ibv_mw_type type)
+{
+	*mr = NULL;
+	*mw = NULL;
+	if (pair_up(name, p, 7))
+		return -1;
+	*mr = ibv_reg_mr(p->pd, p->bufb, BUF, MW_ACC_MR);
+	if (!*mr) {
+		failf(name, "setup: reg_mr with MW_BIND: %s", strerror(errno));
+		return -1;
+	}
+	*mw = ibv_alloc_mw(p->pd, type);
+	if (!*mw) {
+		failf(name, "ibv_alloc_mw(type %d): got %s, expected a window",
+		      type, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void mw_down(struct pair *p, struct ibv_mr *mr, struct ibv_mw *mw)
+{
+	/* the QPs go first: nothing uses the window afterwards */
+	if (p->a)
+		ibv_destroy_qp(p->a);
+	if (p->b)
+		ibv_destroy_qp(p->b);
+	p->a = p->b = NULL;
+	if (mw)
+		ibv_dealloc_mw(mw);
+	if (mr)
+		ibv_dereg_mr(mr);
+	pair_down(p);
+}
+
+/* query_device advertises memory windows, type 1 and 2B, not 2A (o10-37.2.31). */
+static void t_mw_advertised(void)
+{
+	const char *name = "mw_advertised";
+
+	if (dattr.max_mw <= 0 ||
+	    !(dattr.device_cap_flags & IBV_DEVICE_MEM_WINDOW) ||
+	    !(dattr.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B) ||
+	    (dattr.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2A))
+		failf(name, "max_mw %d cap flags 0x%x, expected max_mw > 0, MEM_WINDOW and MEM_WINDOW_TYPE_2B (not 2A)",
+		      dattr.max_mw, dattr.device_cap_flags);
+	else
+		pass(name);
+}
+
+/* C10-66.2.1, o10-37.2.28: both window types can be allocated; a key returned. */
+static void t_mw_alloc(enum ibv_mw_type type, const char *name)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_mr *mr = NULL;
+	struct ibv_mw *mw;
+	char *buf = aligned_alloc(4096, 4096);
+
+	if (!pd || !buf) {
+		failf(name, "setup: pd: %s", strerror(errno));
+		goto out;
+	}
+	mr = ibv_reg_mr(pd, buf, 4096, MW_ACC_MR);
+	mw = ibv_alloc_mw(pd, type);
+	if (!mw) {
+		failf(name, "ibv_alloc_mw: got %s, expected a window", strerror(errno));
+	} else {
+		if (mw->type != type || !mw->rkey ||
+		    (mr && (mw->rkey >> 8) == (mr->rkey >> 8)))
+			failf(name, "got type %d rkey 0x%x (mr key 0x%x), expected type %d and an rkey of its own",
+			      mw->type, mw->rkey, mr ? mr->rkey : 0, type);
+		else
+			pass(name);
+		ibv_dealloc_mw(mw);
+	}
+out:
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	free(buf);
+}
+
+/*
+ * C10-61, C10-77, C10-66.2.2: a type 1 window on part of b's region; a
+ * WRITEs and READs through its new R_Key, bytes outside stay as they were.
+ */
+static void t_mw_type1_write_read(void)
+{
+	const char *name = "mw_bind_type1_write_read";
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+	uint32_t old;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_1))
+		goto out;
+	old = mw->rkey;
+	if (mw_bind1(name, &p, mw, mr, p.bufb + 4096, 8192,
+		     IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, 1,
+		     IBV_WC_SUCCESS))
+		goto out;
+	if (mw->rkey == old) {
+		failf(name, "rkey unchanged by the bind (0x%x)", old);
+		goto out;
+	}
+	memset(p.bufa, 0x11, 8192);
+	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 2, p.bufa, 8192,
+		    p.bufb + 4096, mw->rkey, IBV_WC_SUCCESS))
+		goto out;
+	if (!all_bytes(p.bufb, 0, 4096, 0xbb) ||
+	    !all_bytes(p.bufb, 4096, 12288, 0x11) ||
+	    !all_bytes(p.bufb, 12288, BUF, 0xbb)) {
+		failf(name, "write: wrong target bytes, expected 0x11 in [4096, 12288) only");
+		goto out;
+	}
+	memset(p.bufb + 5000, 0x22, 3000);
+	if (mw_rdma(name, &p, IBV_WR_RDMA_READ, 3, p.bufa + 16384, 8192,
+		    p.bufb + 4096, mw->rkey, IBV_WC_SUCCESS))
+		goto out;
+	if (memcmp(p.bufa + 16384, p.bufb + 4096, 8192))
+		failf(name, "read: got bytes different from the window's");
+	else
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+/* C10-77: an access reaching past the window fails, nothing is written. */
+static void t_mw_outside(void)
+{
+	const char *name = "mw_access_outside_window";
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_1) ||
+	    mw_bind1(name, &p, mw, mr, p.bufb + 4096, 8192,
+		     IBV_ACCESS_REMOTE_WRITE, 1, IBV_WC_SUCCESS))
+		goto out;
+	memset(p.bufa, 0x33, 64);
+	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 2, p.bufa, 16,
+		    p.bufb + 12288 - 8, mw->rkey, IBV_WC_REM_ACCESS_ERR))
+		goto out;
+	if (!all_bytes(p.bufb, 0, BUF, 0xbb))
+		failf(name, "target bytes changed by the refused write");
+	else
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+/* C10-77: a window without remote write refuses a WRITE. */
+static void t_mw_not_granted(void)
+{
+	const char *name = "mw_access_not_granted";
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_1) ||
+	    mw_bind1(name, &p, mw, mr, p.bufb, 8192, IBV_ACCESS_REMOTE_READ,
+		     1, IBV_WC_SUCCESS))
+		goto out;
+	memset(p.bufa, 0x44, 64);
+	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 2, p.bufa, 64, p.bufb + 64,
+		    mw->rkey, IBV_WC_REM_ACCESS_ERR))
+		goto out;
+	if (!all_bytes(p.bufb, 0, BUF, 0xbb))
+		failf(name, "target bytes changed by the refused write");
+	else
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+/* C10-73: a region without MW_BIND access cannot take a window. */
+static void t_mw_no_bind_access(void)
+{
+	const char *name = "mw_bind_mr_without_bind_access";
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_1))
+		goto out;
+	/* p.mrb has no IBV_ACCESS_MW_BIND */
+	if (!mw_bind1(name, &p, mw, p.mrb, p.bufb, 4096,
+		      IBV_ACCESS_REMOTE_READ, 1, IBV_WC_MW_BIND_ERR))
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+/* C10-66.2.2: after a rebind the previous R_Key no longer works. */
+static void t_mw_rebind_old_key(void)
+{
+	const char *name = "mw_type1_rebind_old_rkey_fails";
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+	uint32_t old;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_1) ||
+	    mw_bind1(name, &p, mw, mr, p.bufb, 4096, IBV_ACCESS_REMOTE_WRITE,
+		     1, IBV_WC_SUCCESS))
+		goto out;
+	old = mw->rkey;
+	if (mw_bind1(name, &p, mw, mr, p.bufb, 4096, IBV_ACCESS_REMOTE_WRITE,
+		     2, IBV_WC_SUCCESS))
+		goto out;
+	memset(p.bufa, 0x55, 64);
+	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 3, p.bufa, 64, p.bufb,
+		    old, IBV_WC_REM_ACCESS_ERR))
+		goto out;
+	if (!all_bytes(p.bufb, 0, BUF, 0xbb))
+		failf(name, "target bytes changed through the old rkey");
+	else
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+/* o10-37.2.17 (by analogy): a region with a bound window stays registered. */
+static void t_mw_dereg_busy(void)
+{
+	const char *name = "mw_dereg_mr_bound_ebusy";
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+	int r;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_1) ||
+	    mw_bind1(name, &p, mw, mr, p.bufb, 4096, IBV_ACCESS_REMOTE_READ,
+		     1, IBV_WC_SUCCESS))
+		goto out;
+	r = ibv_dereg_mr(mr);
+	if (r != EBUSY) {
+		failf(name, "dereg_mr while bound: got %s, expected EBUSY", errname(r));
+		if (!r)
+			mr = NULL;
+		goto out;
+	}
+	r = ibv_dealloc_mw(mw);
+	mw = NULL;
+	if (r) {
+		failf(name, "dealloc_mw: got %s, expected 0", errname(r));
+		goto out;
+	}
+	r = ibv_dereg_mr(mr);
+	if (r) {
+		failf(name, "dereg_mr after dealloc_mw: got %s, expected 0", errname(r));
+		goto out;
+	}
+	mr = NULL;
+	pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+/* o10-37.2.30, o10-37.2.33, o10-37.2.43: a type 2B window bound by a WR on b. */
+static void t_mw_type2_write(void)
+{
+	const char *name = "mw_type2_bind_by_wr_and_write";
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+	uint32_t rkey;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_2) ||
+	    mw_bind2(name, &p, mw, mr, p.bufb, 4096,
+		     IBV_ACCESS_REMOTE_WRITE, 1, IBV_WC_SUCCESS, &rkey))
+		goto out;
+	memset(p.bufa, 0x66, 64);
+	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 2, p.bufa, 64, p.bufb + 100,
+		    rkey, IBV_WC_SUCCESS))
+		goto out;
+	if (!all_bytes(p.bufb, 0, 100, 0xbb) ||
+	    !all_bytes(p.bufb, 100, 164, 0x66) ||
+	    !all_bytes(p.bufb, 164, BUF, 0xbb))
+		failf(name, "wrong target bytes, expected 64 bytes of 0x66 at 100");
+	else
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+/* o10-37.2.40: a type 2 window cannot be bound with length 0. */
+static void t_mw_type2_zero_len(void)
+{
+	const char *name = "mw_type2_bind_zero_length_refused";
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_2))
+		goto out;
+	if (!mw_bind2(name, &p, mw, mr, p.bufb, 0, IBV_ACCESS_REMOTE_WRITE,
+		      1, IBV_WC_MW_BIND_ERR, NULL))
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+/* Zero-based windows are not supported (o10-36.2.2 is optional): refused. */
+static void t_mw_type2_zero_based(void)
+{
+	const char *name = "mw_type2_zero_based_refused";
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_2))
+		goto out;
+	if (!mw_bind2(name, &p, mw, mr, p.bufb, 4096,
+		      IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ZERO_BASED, 1,
+		      IBV_WC_MW_BIND_ERR, NULL))
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+/* o10-37.2.30: LOCAL_INV by the bound QP frees the window; its key then fails. */
+static void t_mw_type2_local_inv(void)
+{
+	const char *name = "mw_type2_local_inv_then_access";
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+	uint32_t rkey;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_2) ||
+	    mw_bind2(name, &p, mw, mr, p.bufb, 4096,
+		     IBV_ACCESS_REMOTE_WRITE, 1, IBV_WC_SUCCESS, &rkey) ||
+	    local_inv_b(name, &p, rkey, 2, IBV_WC_SUCCESS))
+		goto out;
+	memset(p.bufa, 0x77, 64);
+	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 3, p.bufa, 64, p.bufb,
+		    rkey, IBV_WC_REM_ACCESS_ERR))
+		goto out;
+	if (!all_bytes(p.bufb, 0, BUF, 0xbb))
+		failf(name, "target bytes changed through the invalidated rkey");
+	else
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+/* o10-37.2.44: SEND with Invalidate to the bound QP frees the window. */
+static void t_mw_type2_send_inv(void)
+{
+	const char *name = "mw_type2_send_with_inv";
+	struct ibv_send_wr wr = { .wr_id = 2, .opcode = IBV_WR_SEND_WITH_INV,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_sge sge;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+	struct pair p;
+	uint32_t rkey;
+	int r;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_2) ||
+	    mw_bind2(name, &p, mw, mr, p.bufb, 4096,
+		     IBV_ACCESS_REMOTE_WRITE, 1, IBV_WC_SUCCESS, &rkey))
+		goto out;
+	r = post_recv1(p.b, 10, p.bufb + 32768, 256, p.mrb->lkey);
+	if (r) {
+		failf(name, "post_recv: got %s, expected 0", errname(r));
+		goto out;
+	}
+	memset(p.bufa, 0x12, 16);
+	sge = (struct ibv_sge){ (uintptr_t)p.bufa, 16, p.mra->lkey };
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.invalidate_rkey = rkey;
+	r = ibv_post_send(p.a, &wr, &bad);
+	if (r) {
+		failf(name, "post_send SEND_WITH_INV: got %s, expected 0", errname(r));
+		goto out;
+	}
+	if (want_wc_op(name, p.cqa, 2, IBV_WC_SUCCESS, IBV_WC_SEND, NULL) ||
+	    want_wc_op(name, p.cqb, 10, IBV_WC_SUCCESS, IBV_WC_RECV, &wc))
+		goto out;
+	if (!(wc.wc_flags & IBV_WC_WITH_INV) || wc.invalidated_rkey != rkey) {
+		failf(name, "recv wc_flags 0x%x rkey 0x%x, expected WITH_INV and 0x%x",
+		      wc.wc_flags, wc.invalidated_rkey, rkey);
+		goto out;
+	}
+	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 3, p.bufa, 64, p.bufb,
+		    rkey, IBV_WC_REM_ACCESS_ERR))
+		goto out;
+	if (!all_bytes(p.bufb, 0, 32768, 0xbb))
+		failf(name, "target bytes changed through the invalidated rkey");
+	else
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+/* o10-37.2.26: LOCAL_INV of a type 1 window completes in error. */
+static void t_mw_type1_local_inv(void)
+{
+	const char *name = "mw_type1_invalidate_refused";
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+	struct pair p;
+	int r;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_1) ||
+	    mw_bind1(name, &p, mw, mr, p.bufb, 4096, IBV_ACCESS_REMOTE_WRITE,
+		     1, IBV_WC_SUCCESS))
+		goto out;
+	{
+		struct ibv_send_wr w = { .wr_id = 2, .opcode = IBV_WR_LOCAL_INV,
+					 .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+		w.invalidate_rkey = mw->rkey;
+		r = ibv_post_send(p.b, &w, &bad);
+	}
+	if (r) {
+		failf(name, "post_send LOCAL_INV: got %s, expected 0", errname(r));
+		goto out;
+	}
+	r = poll1(p.cqb, &wc, 10000);
+	if (r != 1 || wc.wr_id != 2 || wc.status == IBV_WC_SUCCESS) {
+		failf(name, "LOCAL_INV of a type 1 window: got %s, expected an error completion",
+		      r == 1 ? st(wc.status) : "no completion");
+		goto out;
+	}
+	pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+/* o10-37.2.27: SEND with Invalidate naming a type 1 window fails. */
+static void t_mw_type1_send_inv(void)
+{
+	const char *name = "mw_type1_send_with_inv_refused";
+	struct ibv_send_wr wr = { .wr_id = 2, .opcode = IBV_WR_SEND_WITH_INV,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_sge sge;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+	int r;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_1) ||
+	    mw_bind1(name, &p, mw, mr, p.bufb, 4096, IBV_ACCESS_REMOTE_WRITE,
+		     1, IBV_WC_SUCCESS))
+		goto out;
+	r = post_recv1(p.b, 10, p.bufb + 32768, 256, p.mrb->lkey);
+	if (r) {
+		failf(name, "post_recv: got %s, expected 0", errname(r));
+		goto out;
+	}
+	sge = (struct ibv_sge){ (uintptr_t)p.bufa, 16, p.mra->lkey };
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.invalidate_rkey = mw->rkey;
+	r = ibv_post_send(p.a, &wr, &bad);
+	if (r) {
+		failf(name, "post_send SEND_WITH_INV: got %s, expected 0", errname(r));
+		goto out;
+	}
+	if (!want_wc_op(name, p.cqa, 2, IBV_WC_REM_INV_REQ_ERR, -1, NULL))
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+/* C10-62, C10-74: a remote-write window needs a region with local write. */
+static void t_mw_write_needs_lw(void)
+{
+	const char *name = "mw_bind_write_needs_local_write";
+	struct ibv_mr *mr, *ro = NULL;
+	struct ibv_mw *mw;
+	struct pair p;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_1))
+		goto out;
+	ro = ibv_reg_mr(p.pd, p.bufb, BUF,
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_MW_BIND);
+	if (!ro) {
+		failf(name, "setup: reg_mr without LOCAL_WRITE: %s", strerror(errno));
+		goto out;
+	}
+	if (!mw_bind1(name, &p, mw, ro, p.bufb, 4096, IBV_ACCESS_REMOTE_WRITE,
+		      1, IBV_WC_MW_BIND_ERR))
+		pass(name);
+out:
+	if (ro)
+		ibv_dereg_mr(ro);
+	mw_down(&p, mr, mw);
+}
+
+/* C10-75: the window must lie inside the region. */
+static void t_mw_bind_outside_mr(void)
+{
+	const char *name = "mw_bind_outside_mr_refused";
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_1))
+		goto out;
+	if (!mw_bind1(name, &p, mw, mr, p.bufb + BUF - 4096, 8192,
+		      IBV_ACCESS_REMOTE_READ, 1, IBV_WC_MW_BIND_ERR))
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+/* C10-72, o10-37.2.30: the window and the binding QP share a PD. */
+static void t_mw_bind_other_pd(void)
+{
+	const char *name = "mw_bind_other_pd_refused";
+	struct ibv_mw *other = NULL;
+	struct ibv_pd *pd2;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+
+	pd2 = ibv_alloc_pd(ctx);
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_1))
+		goto out;
+	/* a type 2 bind WR: libibverbs' ibv_bind_mw checks type 1 PDs itself */
+	other = pd2 ? ibv_alloc_mw(pd2, IBV_MW_TYPE_2) : NULL;
+	if (!other) {
+		failf(name, "setup: alloc_mw on a second PD: %s", strerror(errno));
+		goto out;
+	}
+	if (!mw_bind2(name, &p, other, mr, p.bufb, 4096,
+		      IBV_ACCESS_REMOTE_READ, 1, IBV_WC_MW_BIND_ERR, NULL))
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+	if (other)
+		ibv_dealloc_mw(other);
+	if (pd2)
+		ibv_dealloc_pd(pd2);
+}
+
+/* C10-66.2.4: a zero-length type 1 bind ends remote access through the window. */
+static void t_mw_type1_zero_len(void)
+{
+	const char *name = "mw_type1_zero_length_unbinds";
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_1) ||
+	    mw_bind1(name, &p, mw, mr, p.bufb, 4096, IBV_ACCESS_REMOTE_WRITE,
+		     1, IBV_WC_SUCCESS) ||
+	    mw_bind1(name, &p, mw, mr, p.bufb, 0, IBV_ACCESS_REMOTE_WRITE,
+		     2, IBV_WC_SUCCESS))
+		goto out;
+	memset(p.bufa, 0x14, 64);
+	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 3, p.bufa, 64, p.bufb,
+		    mw->rkey, IBV_WC_REM_ACCESS_ERR))
+		goto out;
+	if (!all_bytes(p.bufb, 0, BUF, 0xbb))
+		failf(name, "target bytes changed through an unbound window");
+	else
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+static void t_mw(void)
+{
+	t_mw_advertised();
+	t_mw_alloc(IBV_MW_TYPE_1, "mw_alloc_type1");
+	t_mw_alloc(IBV_MW_TYPE_2, "mw_alloc_type2");
+	t_mw_type1_write_read();
+	t_mw_outside();
+	t_mw_not_granted();
+	t_mw_no_bind_access();
+	t_mw_rebind_old_key();
+	t_mw_dereg_busy();
+	t_mw_type2_write();
+	t_mw_type2_zero_len();
+	t_mw_type2_zero_based();
+	t_mw_type2_local_inv();
+	t_mw_type2_send_inv();
+	t_mw_type1_local_inv();
+	t_mw_type1_send_inv();
+	t_mw_write_needs_lw();
+	t_mw_bind_outside_mr();
+	t_mw_bind_other_pd();
+	t_mw_type1_zero_len();
+}
+
 int main(int argc, char **argv)
 {
 	const char *devname = "sroce0";
@@ -1944,6 +2672,7 @@ int main(int argc, char **argv)
 	t_cq_resize();
 	t_srq_resize();
 	t_atomic_write_refused();
+	t_mw();
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
