@@ -284,19 +284,35 @@ static struct sroce_rd_res *sroce_res_find(struct sroce_qp *qp, u32 psn)
 	return NULL;
 }
 
+/* End an access begun by sroce_resp_rkey(). */
+static void sroce_resp_put(struct sroce_mr *mr, struct sroce_mw *mw)
+{
+	if (mw)
+		sroce_mw_put(mr, mw);
+	else
+		sroce_mr_put(mr);
+}
+
+/*
+ * Begin a remote access through @rkey: the region in *out, and in *mwp the
+ * window it went through (NULL for a region's own key).  End it with
+ * sroce_resp_put().
+ */
 static int sroce_resp_rkey(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
-			   u32 access, struct sroce_mr **out)
+			   u32 access, struct sroce_mr **out,
+			   struct sroce_mw **mwp)
 {
 	struct sroce_mr *mr;
 
 	*out = NULL;
+	*mwp = NULL;
 	if (!(qp->access & access))
 		return -EACCES;
 	if (!len)
 		return 0;
 	if (sroce_key_is_mw(rkey)) {
 		/* the window's rights replace the region's (10.6.7.2.2) */
-		mr = sroce_mw_get(qp, rkey, va, len, access);
+		mr = sroce_mw_get(qp, rkey, va, len, access, mwp);
 		access = 0;
 	} else {
 		mr = sroce_mr_get(qp->sdev, rkey);
@@ -304,7 +320,8 @@ static int sroce_resp_rkey(struct sroce_qp *qp, u32 rkey, u64 va, u32 len,
 	if (!mr)
 		return -EACCES;
 	if (sroce_mr_check(mr, qp->pd, va, len, access)) {
-		sroce_mr_put(mr);
+		sroce_resp_put(mr, *mwp);
+		*mwp = NULL;
 		return -EACCES;
 	}
 	*out = mr;
@@ -365,11 +382,12 @@ bool sroce_resp_read_run(struct sroce_qp *qp, int *budget)
 	while ((res = r->rd_cur) && *budget > 0) {
 		u32 mtu = qp->mtu;
 		struct sroce_mr *mr = NULL;
+		struct sroce_mw *mw = NULL;
 
 		/* the region may have gone since the request: check it again */
 		if (res->length && sroce_resp_rkey(qp, res->rkey, res->va,
 						    res->length,
-						    IB_ACCESS_REMOTE_READ, &mr)) {
+						    IB_ACCESS_REMOTE_READ, &mr, &mw)) {
 			res->pending = false;
 			r->rd_cur = NULL;
 			sroce_resp_nak(qp, res->next_psn, SROCE_NAK_REM_ACCESS_ERR);
@@ -414,7 +432,7 @@ bool sroce_resp_read_run(struct sroce_qp *qp, int *budget)
 			sent = true;
 		}
 		if (mr)
-			sroce_mr_put(mr);
+			sroce_resp_put(mr, mw);
 		if (!sroce_psn_after(res->next_psn, res->last_psn))
 			return sent;	/* out of budget, room or memory */
 		res->pending = false;
@@ -439,10 +457,11 @@ static bool sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	u32 npkts = reth->len ? DIV_ROUND_UP(reth->len, qp->mtu) : 1;
 	struct sroce_rd_res *res;
 	struct sroce_mr *mr;
+	struct sroce_mw *mw;
 
 	if (reth->len > (1U << 31) ||
 	    sroce_resp_rkey(qp, reth->rkey, reth->va, reth->len,
-			    IB_ACCESS_REMOTE_READ, &mr)) {
+			    IB_ACCESS_REMOTE_READ, &mr, &mw)) {
 		if (r->rd_cur)
 			return false;
 		sroce_resp_err(qp, pkt, SROCE_NAK_REM_ACCESS_ERR, 0, false,
@@ -450,7 +469,7 @@ static bool sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		return true;
 	}
 	if (mr)
-		sroce_mr_put(mr);
+		sroce_resp_put(mr, mw);
 	res = &r->res[r->res_head];
 	r->res_head = (r->res_head + 1) % max_t(u32, qp->max_dest_rd_atomic, 1);
 	res->valid = true;
@@ -494,6 +513,7 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	u32 psn = pkt->h.bth.psn;
 	struct sroce_rd_res *res;
 	struct sroce_mr *mr;
+	struct sroce_mw *mw;
 	u64 *p, orig;
 
 	if (a->va & 7) {
@@ -501,14 +521,14 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		return;
 	}
 	if (sroce_resp_rkey(qp, a->rkey, a->va, 8, IB_ACCESS_REMOTE_ATOMIC,
-			    &mr)) {
+			    &mr, &mw)) {
 		sroce_resp_err(qp, pkt, SROCE_NAK_REM_ACCESS_ERR, 0, false,
 			       fatal);
 		return;
 	}
 	p = sroce_mr_atomic_ptr(mr, a->va);
 	if (!p) {
-		sroce_mr_put(mr);
+		sroce_resp_put(mr, mw);
 		sroce_resp_err(qp, pkt, SROCE_NAK_REM_ACCESS_ERR, 0, false,
 			       fatal);
 		return;
@@ -522,7 +542,7 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		WRITE_ONCE(*p, orig + a->swap_add);
 	}
 	spin_unlock(&sroce_atomic_lock);
-	sroce_mr_put(mr);
+	sroce_resp_put(mr, mw);
 
 	/* remember the result: a duplicate is answered, never re-executed */
 	res = &r->res[r->res_head];
@@ -597,6 +617,7 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	struct sroce_resp_state *r = &qp->resp;
 	u32 mask = pkt->h.info->mask, len = pkt->h.payload_len;
 	struct sroce_mr *mr = NULL;
+	struct sroce_mw *mw = NULL;
 
 	/* take the receive WQE first so an RNR NAK has no side effects */
 	if ((mask & SROCE_M_IMMDT) && !sroce_resp_take_rwqe(qp, pkt, fatal, rnr))
@@ -626,18 +647,18 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	 * middle of a write is never written again.
 	 */
 	if (sroce_resp_rkey(qp, r->wr_rkey, r->wr_va, len,
-			    IB_ACCESS_REMOTE_WRITE, &mr) ||
+			    IB_ACCESS_REMOTE_WRITE, &mr, &mw) ||
 	    (len && sroce_mr_from_skb(mr, r->wr_va, pkt->skb,
 				      pkt->payload_off, len))) {
 		if (mr)
-			sroce_mr_put(mr);
+			sroce_resp_put(mr, mw);
 		/* a held write-with-immediate WQE: 11.6.2's Local Access Error */
 		sroce_resp_err(qp, pkt, SROCE_NAK_REM_ACCESS_ERR,
 			       IB_WC_LOC_ACCESS_ERR, false, fatal);
 		return;
 	}
 	if (mr)
-		sroce_mr_put(mr);
+		sroce_resp_put(mr, mw);
 	r->wr_va += len;
 	r->wr_resid -= len;
 	if (mask & SROCE_M_LAST) {

@@ -169,7 +169,8 @@ static void sroce_wc_to_uwc(struct ib_uverbs_wc *u, const struct ib_wc *wc)
 	u->ex.imm_data = wc->ex.imm_data;
 	u->qp_num = wc->qp->qp_num;
 	u->src_qp = wc->src_qp;
-	u->wc_flags = wc->wc_flags & ~(IB_WC_WITH_INVALIDATE | IB_WC_IP_CSUM_OK);
+	/* only what libibverbs reads the same way; the rest are kernel-only */
+	u->wc_flags = wc->wc_flags & (IB_WC_GRH | IB_WC_WITH_IMM);
 	if (wc->wc_flags & IB_WC_WITH_INVALIDATE)
 		u->wc_flags |= SROCE_UWC_WITH_INV;
 	u->pkey_index = wc->pkey_index;

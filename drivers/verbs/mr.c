@@ -289,10 +289,10 @@ out:
 	return err;
 }
 
-/* Windows bound to an MR are quiesced with it: counted like fast-reg keys. */
+/* Only a fast-reg key changes under its users: only its accesses are counted. */
 static bool sroce_mr_counted(const struct sroce_mr *mr)
 {
-	return mr->kind == SROCE_MR_FAST || (mr->access & IB_ACCESS_MW_BIND);
+	return mr->kind == SROCE_MR_FAST;
 }
 
 /*

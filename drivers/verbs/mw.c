@@ -2,8 +2,10 @@
 /*
  * Memory windows, type 1 and type 2B (IBA 10.6.7.2).  A window names part
  * of a region that has IB_ACCESS_MW_BIND; a remote access through it ends
- * up as an access of that region.  The region counts the window's accesses
- * in its "active", so unbinding waits for them with sroce_mr_quiesce().
+ * up as an access of that region.  The window counts its own accesses in
+ * "active" (under its lock, while VALID), so an unbind waits only for the
+ * accesses that found this binding: a bounded wait, whatever other traffic
+ * the region carries.
  */
 #include <linux/slab.h>
 #include <linux/rcupdate.h>
@@ -44,15 +46,30 @@ int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	return 0;
 }
 
-/* Forget a binding: no access through it is still running afterwards. */
-static void sroce_mw_drop_mr(struct sroce_mr *mr, bool quiesce)
+/*
+ * Forget a binding the caller took out of @mw under its lock: no access
+ * through it is still running afterwards (C10-68, C10-70).  An access is
+ * counted under that lock, so all that found the binding are counted now.
+ */
+static void sroce_mw_drop_mr(struct sroce_mw *mw, struct sroce_mr *mr)
 {
-	if (quiesce)
-		sroce_mr_quiesce(mr);
+	if (mw)
+		wait_var_event(&mw->active, !atomic_read(&mw->active));
 	spin_lock(&mr->lock);
 	mr->n_mw--;
 	spin_unlock(&mr->lock);
 	sroce_mr_unref(mr);
+}
+
+/*
+ * An unbind outside dealloc_mw took a hold under the window's lock, in the
+ * RCU section that found it: dealloc_mw waits for it before ib_core frees
+ * the window.  wake_up_var() only hashes the address.
+ */
+static void sroce_mw_unhold(struct sroce_mw *mw)
+{
+	if (atomic_dec_and_test(&mw->hold))
+		wake_up_var(&mw->hold);
 }
 
 int sroce_dealloc_mw(struct ib_mw *ibmw)
@@ -73,7 +90,8 @@ int sroce_dealloc_mw(struct ib_mw *ibmw)
 	spin_unlock_irqrestore(&mw->lock, flags);
 	/* C10-70: nothing runs through the window once this returns */
 	if (mr)
-		sroce_mw_drop_mr(mr, true);
+		sroce_mw_drop_mr(mw, mr);
+	wait_var_event(&mw->hold, !atomic_read(&mw->hold));
 	atomic_dec(&sdev->n_mw);
 	return 0;
 }
@@ -164,16 +182,20 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_swqe *wqe)
 		/* C10-66.2.2, o10-37.2.33: accesses with the old key fail */
 		mw->key = wqe->bind_new_key;
 		mw->state = SROCE_MR_VALID;
+		if (old)
+			atomic_inc(&mw->hold);
 		err = 0;
 	}
 	spin_unlock_irqrestore(&mw->lock, flags);
 out:
 	rcu_read_unlock();
 	if (mr)
-		sroce_mw_drop_mr(mr, false);
+		sroce_mw_drop_mr(NULL, mr);
 	/* C10-68: no access under the previous binding once this completes */
-	if (old)
-		sroce_mw_drop_mr(old, true);
+	if (old) {
+		sroce_mw_drop_mr(mw, old);
+		sroce_mw_unhold(mw);
+	}
 	return err;
 }
 
@@ -201,13 +223,17 @@ int sroce_mw_invalidate(struct sroce_qp *qp, u32 key)
 			mr = mw->mr;
 			mw->mr = NULL;
 			mw->state = SROCE_MR_FREE;
+			if (mr)
+				atomic_inc(&mw->hold);
 			err = 0;
 		}
 		spin_unlock_irqrestore(&mw->lock, flags);
 	}
 	rcu_read_unlock();
-	if (mr)
-		sroce_mw_drop_mr(mr, true);
+	if (mr) {
+		sroce_mw_drop_mr(mw, mr);
+		sroce_mw_unhold(mw);
+	}
 	return err;
 }
 
@@ -220,7 +246,7 @@ int sroce_mw_invalidate(struct sroce_qp *qp, u32 key)
  * and waits, or this finds the window changed.
  */
 struct sroce_mr *sroce_mw_get(struct sroce_qp *qp, u32 key, u64 va, u32 len,
-			      u32 access)
+			      u32 access, struct sroce_mw **mwp)
 {
 	struct sroce_mr *mr = NULL;
 	struct sroce_mw *mw;
@@ -239,10 +265,20 @@ struct sroce_mr *sroce_mw_get(struct sroce_qp *qp, u32 key, u64 va, u32 len,
 			mr = mw->mr;
 			/* the window's own reference keeps it above zero */
 			refcount_inc(&mr->ref);
-			atomic_inc(&mr->active);
+			/* counted: dealloc_mw and every unbind wait for it */
+			atomic_inc(&mw->active);
+			*mwp = mw;
 		}
 		spin_unlock_irqrestore(&mw->lock, flags);
 	}
 	rcu_read_unlock();
 	return mr;
+}
+
+/* End an access begun by sroce_mw_get(). */
+void sroce_mw_put(struct sroce_mr *mr, struct sroce_mw *mw)
+{
+	if (atomic_dec_and_test(&mw->active))
+		wake_up_var(&mw->active);
+	sroce_mr_unref(mr);
 }

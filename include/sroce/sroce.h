@@ -315,6 +315,8 @@ struct sroce_mw {
 	u64			va;
 	u64			length;
 	u32			qpn;		/* type 2B */
+	atomic_t		active;		/* remote accesses under way */
+	atomic_t		hold;		/* unbinds waiting on active */
 };
 
 static inline struct sroce_mw *to_smw(struct ib_mw *mw)
@@ -671,7 +673,8 @@ void sroce_mr_quiesce(struct sroce_mr *mr);
 int sroce_mr_check(struct sroce_mr *mr, struct sroce_pd *pd, u64 va, u32 len,
 		   u32 access);
 struct sroce_mr *sroce_mw_get(struct sroce_qp *qp, u32 key, u64 va, u32 len,
-			      u32 access);
+			      u32 access, struct sroce_mw **mwp);
+void sroce_mw_put(struct sroce_mr *mr, struct sroce_mw *mw);
 int sroce_mr_copy(struct sroce_mr *mr, u64 va, void *buf, u32 len, bool to_mr);
 u64 *sroce_mr_atomic_ptr(struct sroce_mr *mr, u64 va);
 int sroce_mr_from_skb(struct sroce_mr *mr, u64 va, const struct sk_buff *skb,
