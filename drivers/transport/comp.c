@@ -246,6 +246,11 @@ static bool sroce_comp_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		return sroce_comp_ack_through(qp, psn, retry);
 	case SROCE_AETH_RNR_NAK:
 		progress = sroce_comp_ack_through(qp, prev, retry);
+		/* nothing was resent since the last one: this is a copy */
+		if (qp->req.rnr_wait && psn == qp->comp.psn) {
+			sroce_count(qp->sdev, SROCE_CNT_RX_STALE_ACK);
+			return progress;
+		}
 		sroce_count(qp->sdev, SROCE_CNT_RNR_RETRY);
 		if (!qp->req.rnr_retry)
 			return sroce_comp_fail_open(qp, psn,
@@ -512,6 +517,14 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 		if (!qp->req.rnr_wait)
 			qp->req.rnr_retry = qp->rnr_retry;
 		qp->comp.rewound = false;
+	}
+	/*
+	 * An RNR NAK rewound the send queue: the sequence NAK the responder
+	 * sent for the packets behind it asks for the same resend.
+	 */
+	if (qp->req.rnr_wait) {
+		qp->comp.rewound = true;
+		qp->comp.rewound_psn = qp->comp.psn;
 	}
 	/*
 	 * Go back to the oldest unacknowledged PSN, once: every later packet
