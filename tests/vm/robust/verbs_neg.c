@@ -1142,6 +1142,491 @@ out:
 	pair_down(&p);
 }
 
+/* ---------------------------------------------------------------------- */
+/* Incoming messages in each QP state (10.3.1). */
+
+static int post_rdma1(struct ibv_qp *qp, uint64_t id, enum ibv_wr_opcode op,
+		      void *buf, uint32_t len, uint32_t lkey, void *raddr,
+		      uint32_t rkey)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, len, lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
+				  .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	wr.wr.rdma.remote_addr = (uintptr_t)raddr;
+	wr.wr.rdma.rkey = rkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* A port counter of this device (hw_counters), -1 if unreadable. */
+static long hw_counter(const char *cname)
+{
+	char path[256];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+		 ibv_get_device_name(ctx->device), cname);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static int bytes_are(const char *b, int n, unsigned char v)
+{
+	while (n--)
+		if ((unsigned char)b[n] != v)
+			return 0;
+	return 1;
+}
+
+/*
+ * C10-27, C10-28: a QP in RTR takes receive posts and processes what
+ * arrives (SEND and WRITE), acknowledging it, without leaving RTR.
+ */
+static void t_rtr_incoming(void)
+{
+	const char *name = "rtr_recv_posted_and_processed";
+	struct pair p;
+	int rc;
+
+	if (pair_alloc(name, &p))
+		goto out;
+	rc = to_rtr(p.a, p.b->qp_num, 0x1000) ?:
+	     to_rtr(p.b, p.a->qp_num, 0x2000) ?: to_rts(p.a, 0x2000, 7);
+	if (rc) {
+		failf(name, "setup: a to RTS, b to RTR: %s", errname(rc));
+		goto out;
+	}
+	rc = post_recv1(p.b, 10, p.bufb, 256, p.mrb->lkey);
+	if (rc) {
+		failf(name, "post_recv in RTR: got %s, expected 0", errname(rc));
+		goto out;
+	}
+	memset(p.bufa, 0x31, 100);
+	memset(p.bufa + 4096, 0x32, 3000);
+	if (post_send1(p.a, 11, p.bufa, 100, p.mra->lkey) ||
+	    post_rdma1(p.a, 12, IBV_WR_RDMA_WRITE, p.bufa + 4096, 3000,
+		       p.mra->lkey, p.bufb + 8192, p.mrb->rkey)) {
+		failf(name, "post_send: %s", strerror(errno));
+		goto out;
+	}
+	if (want_wc(name, p.cqa, 11, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, p.cqa, 12, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, p.cqb, 10, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if (!bytes_are(p.bufb, 100, 0x31) || !bytes_are(p.bufb + 100, 156, 0xbb) ||
+	    !bytes_are(p.bufb + 8192, 3000, 0x32) ||
+	    !bytes_are(p.bufb + 8192 + 3000, 100, 0xbb)) {
+		failf(name, "the SEND or WRITE into the QP in RTR placed the wrong bytes");
+		goto out;
+	}
+	if (qp_state(p.b) != IBV_QPS_RTR) {
+		failf(name, "receiver in %s, expected RTR", qps(qp_state(p.b)));
+		goto out;
+	}
+	pass(name);
+out:
+	pair_down(&p);
+}
+
+/*
+ * C10-34: a QP in SQD processes incoming SEND, WRITE and READ as in RTS
+ * (the READ's responses go out from the responder, not the drained SQ).
+ */
+static void t_sqd_incoming(void)
+{
+	const char *name = "sqd_incoming_processed";
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_SQD };
+	struct pair p;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	if (ibv_modify_qp(p.b, &qa, IBV_QP_STATE)) {
+		failf(name, "RTS -> SQD: %s", strerror(errno));
+		goto out;
+	}
+	memset(p.bufa, 0x41, 200);
+	memset(p.bufa + 4096, 0x42, 5000);
+	memset(p.bufb + 32768, 0x43, 6000);
+	if (post_recv1(p.b, 20, p.bufb, 256, p.mrb->lkey) ||
+	    post_send1(p.a, 21, p.bufa, 200, p.mra->lkey) ||
+	    post_rdma1(p.a, 22, IBV_WR_RDMA_WRITE, p.bufa + 4096, 5000,
+		       p.mra->lkey, p.bufb + 8192, p.mrb->rkey) ||
+	    post_rdma1(p.a, 23, IBV_WR_RDMA_READ, p.bufa + 16384, 6000,
+		       p.mra->lkey, p.bufb + 32768, p.mrb->rkey)) {
+		failf(name, "post: %s", strerror(errno));
+		goto out;
+	}
+	if (want_wc(name, p.cqa, 21, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, p.cqa, 22, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, p.cqa, 23, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, p.cqb, 20, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if (!bytes_are(p.bufb, 200, 0x41) || !bytes_are(p.bufb + 200, 56, 0xbb) ||
+	    !bytes_are(p.bufb + 8192, 5000, 0x42) ||
+	    !bytes_are(p.bufb + 8192 + 5000, 100, 0xbb) ||
+	    !bytes_are(p.bufa + 16384, 6000, 0x43) ||
+	    !bytes_are(p.bufa + 16384 + 6000, 100, 0xaa)) {
+		failf(name, "SEND, WRITE or READ through the QP in SQD moved the wrong bytes");
+		goto out;
+	}
+	if (qp_state(p.b) != IBV_QPS_SQD) {
+		failf(name, "responder in %s, expected SQD", qps(qp_state(p.b)));
+		goto out;
+	}
+	pass(name);
+out:
+	pair_down(&p);
+}
+
+/*
+ * C10-23 (RESET) and C10-41.2.1 (ERR): what arrives for the QP is dropped
+ * without an answer and without a completion: the sender runs out of
+ * retries, the receiver's memory and CQ stay untouched, and every drop is
+ * counted (rcvd_qp_state_drop: the first transmission and at most 7
+ * retries).
+ */
+static void t_state_drops(int to_err)
+{
+	const char *name = to_err ? "err_incoming_dropped" : "reset_incoming_dropped";
+	struct ibv_qp_attr qa = { .qp_state = to_err ? IBV_QPS_ERR : IBV_QPS_RESET };
+	struct ibv_wc wc;
+	struct pair p;
+	long c0, c1;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	if (to_err && post_recv1(p.b, 30, p.bufb, 256, p.mrb->lkey)) {
+		failf(name, "post_recv: %s", strerror(errno));
+		goto out;
+	}
+	if (ibv_modify_qp(p.b, &qa, IBV_QP_STATE)) {
+		failf(name, "RTS -> %s: %s", qps(qa.qp_state), strerror(errno));
+		goto out;
+	}
+	if (to_err && want_wc(name, p.cqb, 30, IBV_WC_WR_FLUSH_ERR, 10000))
+		goto out;
+	c0 = hw_counter("rcvd_qp_state_drop");
+	memset(p.bufa, 0x51, 64);
+	if (post_rdma1(p.a, 31, IBV_WR_RDMA_WRITE, p.bufa, 64, p.mra->lkey,
+		       p.bufb + 4096, p.mrb->rkey)) {
+		failf(name, "post_send: %s", strerror(errno));
+		goto out;
+	}
+	/* 8 transmissions 67 ms apart at least */
+	if (want_wc(name, p.cqa, 31, IBV_WC_RETRY_EXC_ERR, 30000))
+		goto out;
+	c1 = hw_counter("rcvd_qp_state_drop");
+	if (c0 < 0 || c1 < 0 || c1 - c0 < 1 || c1 - c0 > 8) {
+		failf(name, "rcvd_qp_state_drop moved by %ld (from %ld), expected 1..8",
+		      c1 - c0, c0);
+		goto out;
+	}
+	if (poll1(p.cqb, &wc, 100) != 0) {
+		failf(name, "the receiver in %s reported a completion (wr_id %llu)",
+		      qps(qa.qp_state), (unsigned long long)wc.wr_id);
+		goto out;
+	}
+	if (!bytes_are(p.bufb + 4096, 64, 0xbb)) {
+		failf(name, "the WRITE reached the memory of a QP in %s",
+		      qps(qa.qp_state));
+		goto out;
+	}
+	pass(name);
+out:
+	pair_down(&p);
+}
+
+/* A UD QP through INIT and RTR to RTS. */
+static int ud_up(struct ibv_qp *qp, uint32_t qkey)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qkey = qkey };
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY))
+		return -1;
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		return -1;
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0x100;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+static int ud_send1(struct ibv_qp *qp, uint64_t id, struct ibv_ah *ah,
+		    uint32_t dqpn, void *buf, uint32_t len, uint32_t lkey)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, len, lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = dqpn;
+	wr.wr.ud.remote_qkey = 0x11111111;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/*
+ * UD send error (10.3.1.6, C10-38..C10-40): as uc_send_error_sqe, for a
+ * datagram QP: the failed SEND completes with its error, the QP goes to
+ * SQE, later and newly posted sends are flushed, datagrams still arrive,
+ * and SQE -> RTS brings the send queue back.
+ */
+static void t_ud_sqe(void)
+{
+	const char *name = "ud_send_error_sqe";
+	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = IBV_QPT_UD };
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_RTS };
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = gid, .sgid_index = gid_index, .hop_limit = 64 },
+	};
+	struct ibv_ah *ah = NULL;
+	struct pair p = {};
+
+	p.pd = ibv_alloc_pd(ctx);
+	p.cqa = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	p.cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	p.bufa = aligned_alloc(4096, BUF);
+	p.bufb = aligned_alloc(4096, BUF);
+	if (!p.pd || !p.cqa || !p.cqb || !p.bufa || !p.bufb) {
+		failf(name, "setup: %s", strerror(errno));
+		goto out;
+	}
+	ia.send_cq = ia.recv_cq = p.cqa;
+	p.a = ibv_create_qp(p.pd, &ia);
+	ia.send_cq = ia.recv_cq = p.cqb;
+	p.b = ibv_create_qp(p.pd, &ia);
+	memset(p.bufa, 0xaa, BUF);
+	memset(p.bufb, 0xbb, BUF);
+	p.mra = ibv_reg_mr(p.pd, p.bufa, BUF, IBV_ACCESS_LOCAL_WRITE);
+	p.mrb = ibv_reg_mr(p.pd, p.bufb, BUF, IBV_ACCESS_LOCAL_WRITE);
+	ah = ibv_create_ah(p.pd, &aa);
+	if (!p.a || !p.b || !p.mra || !p.mrb || !ah ||
+	    ud_up(p.a, 0x11111111) || ud_up(p.b, 0x11111111)) {
+		failf(name, "setup: UD pair: %s", strerror(errno));
+		goto out;
+	}
+	if (ud_send1(p.a, 900, ah, p.b->qp_num, p.bufa, 64,
+		     p.mra->lkey ^ 0x5a5a00) ||
+	    ud_send1(p.a, 901, ah, p.b->qp_num, p.bufa, 64, p.mra->lkey)) {
+		failf(name, "post_send failed");
+		goto out;
+	}
+	if (want_wc(name, p.cqa, 900, IBV_WC_LOC_PROT_ERR, 10000) ||
+	    want_wc(name, p.cqa, 901, IBV_WC_WR_FLUSH_ERR, 10000))
+		goto out;
+	if (qp_state(p.a) != IBV_QPS_SQE) {
+		failf(name, "QP state %s after the send error, expected SQE",
+		      qps(qp_state(p.a)));
+		goto out;
+	}
+	/* in SQE datagrams still arrive: 40 bytes of GRH, then the payload */
+	memset(p.bufb + 8192, 0x3c, 100);
+	if (post_recv1(p.a, 920, p.bufa + 4096, 40 + 256, p.mra->lkey) ||
+	    ud_send1(p.b, 910, ah, p.a->qp_num, p.bufb + 8192, 100, p.mrb->lkey) ||
+	    want_wc(name, p.cqb, 910, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, p.cqa, 920, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if (!bytes_are(p.bufa + 4096 + 40, 100, 0x3c) ||
+	    !bytes_are(p.bufa + 4096 + 140, 100, 0xaa)) {
+		failf(name, "the datagram received in SQE placed the wrong bytes");
+		goto out;
+	}
+	/* posted in SQE: completed in error, never sent */
+	if (post_recv1(p.b, 931, p.bufb, 40 + 256, p.mrb->lkey) ||
+	    ud_send1(p.a, 902, ah, p.b->qp_num, p.bufa, 64, p.mra->lkey) ||
+	    want_wc(name, p.cqa, 902, IBV_WC_WR_FLUSH_ERR, 10000))
+		goto out;
+	if (ibv_modify_qp(p.a, &qa, IBV_QP_STATE) || qp_state(p.a) != IBV_QPS_RTS) {
+		failf(name, "SQE -> RTS failed: %s, state %s", strerror(errno),
+		      qps(qp_state(p.a)));
+		goto out;
+	}
+	memset(p.bufa + 12288, 0x7e, 50);
+	if (ud_send1(p.a, 903, ah, p.b->qp_num, p.bufa + 12288, 50, p.mra->lkey) ||
+	    want_wc(name, p.cqa, 903, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, p.cqb, 931, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if (!bytes_are(p.bufb + 40, 50, 0x7e) || !bytes_are(p.bufb + 90, 100, 0xbb)) {
+		failf(name, "the datagram after SQE -> RTS placed the wrong bytes");
+		goto out;
+	}
+	pass(name);
+out:
+	if (ah)
+		ibv_destroy_ah(ah);
+	pair_down(&p);
+}
+
+/* ---------------------------------------------------------------------- */
+/* MR protection: PD, byte bounds, deregistration (10.2.3, 10.6.4.5, 10.6.6). */
+
+/*
+ * On a fresh pair, a WRITE of len bytes from bufa to raddr through rkey
+ * (or a SEND through lkey when rkey is 0) must complete with want; the
+ * target bytes must then hold fill (the WRITE's 0x61 on success, else
+ * what was there).
+ */
+static void mr_case(const char *name, int pd2_mr, int dereg, size_t off,
+		    size_t mr_len, size_t woff, uint32_t len, int local,
+		    enum ibv_wc_status want)
+{
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	struct ibv_pd *pd2 = NULL;
+	struct ibv_mr *mr = NULL;
+	uint32_t key;
+	struct pair p;
+	int rc;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	if (pd2_mr) {
+		pd2 = ibv_alloc_pd(ctx);
+		if (!pd2) {
+			failf(name, "alloc_pd: %s", strerror(errno));
+			goto out;
+		}
+	}
+	mr = ibv_reg_mr(pd2 ?: p.pd, (local ? p.bufa : p.bufb) + off, mr_len, acc);
+	if (!mr) {
+		failf(name, "reg_mr(+%zu, %zu): %s", off, mr_len, strerror(errno));
+		goto out;
+	}
+	key = local ? mr->lkey : mr->rkey;
+	if (dereg) {
+		if (ibv_dereg_mr(mr)) {
+			failf(name, "dereg_mr: %s", strerror(errno));
+			goto out;
+		}
+		mr = NULL;
+	}
+	memset(p.bufa, 0x61, 8192);
+	if (local) {
+		/* a SEND out of [off+woff, +len) through the MR's L_Key */
+		if (post_recv1(p.b, 40, p.bufb, 8192, p.mrb->lkey) ||
+		    post_send1(p.a, 41, p.bufa + off + woff, len, key)) {
+			failf(name, "post: %s", strerror(errno));
+			goto out;
+		}
+	} else {
+		rc = post_rdma1(p.a, 41, IBV_WR_RDMA_WRITE, p.bufa, len,
+				p.mra->lkey, p.bufb + off + woff, key);
+		if (rc) {
+			failf(name, "post_send: %s", errname(rc));
+			goto out;
+		}
+	}
+	if (want_wc(name, p.cqa, 41, want, 10000))
+		goto out;
+	if (local) {
+		if (want == IBV_WC_SUCCESS &&
+		    (want_wc(name, p.cqb, 40, IBV_WC_SUCCESS, 10000) ||
+		     !bytes_are(p.bufb, len, 0x61))) {
+			failf(name, "the SEND did not deliver its bytes");
+			goto out;
+		}
+	} else if (!bytes_are(p.bufb + off + woff, len,
+			      want == IBV_WC_SUCCESS ? 0x61 : 0xbb) ||
+		   !bytes_are(p.bufb + off + woff + len, 64, 0xbb) ||
+		   (off + woff >= 64 && !bytes_are(p.bufb + off + woff - 64, 64, 0xbb))) {
+		failf(name, want == IBV_WC_SUCCESS ?
+		      "the WRITE placed the wrong bytes" :
+		      "the refused WRITE changed the target memory");
+		goto out;
+	}
+	pass(name);
+out:
+	if (mr)
+		ibv_dereg_mr(mr);
+	pair_down(&p);
+	if (pd2)
+		ibv_dealloc_pd(pd2);
+}
+
+static void t_mr_protection(void)
+{
+	/* C10-9.2.1: an MR of another PD, locally and remotely */
+	mr_case("mr_other_pd_lkey_local_prot_err", 1, 0, 0, 8192, 0, 100, 1,
+		IBV_WC_LOC_PROT_ERR);
+	mr_case("mr_other_pd_rkey_remote_access_err", 1, 0, 0, 8192, 0, 100, 0,
+		IBV_WC_REM_ACCESS_ERR);
+	/* C10-50, C10-56: an MR at an odd address and length, byte-exact bounds */
+	mr_case("mr_unaligned_write_exact_range", 0, 0, 4096 + 13, 1001, 0, 1001, 0,
+		IBV_WC_SUCCESS);
+	mr_case("mr_unaligned_write_one_byte_past_end", 0, 0, 4096 + 13, 1001, 1, 1001, 0,
+		IBV_WC_REM_ACCESS_ERR);
+	mr_case("mr_unaligned_send_one_byte_past_end", 0, 0, 4096 + 13, 1001, 1, 1001, 1,
+		IBV_WC_LOC_PROT_ERR);
+	/* C10-60: a deregistered region's keys */
+	mr_case("mr_deregistered_rkey_remote_access_err", 0, 1, 0, 16384, 0, 100, 0,
+		IBV_WC_REM_ACCESS_ERR);
+	mr_case("mr_deregistered_lkey_local_prot_err", 0, 1, 0, 16384, 0, 100, 1,
+		IBV_WC_LOC_PROT_ERR);
+}
+
+/*
+ * C10-58: overlapping regions deregister independently: after the first
+ * of two overlapping MRs is gone, the second still serves the shared
+ * bytes and the first's key is refused.
+ */
+static void t_mr_overlap(void)
+{
+	const char *name = "mr_overlapping_dereg_independent";
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	struct ibv_mr *m1 = NULL, *m2 = NULL;
+	uint32_t k1;
+	struct pair p;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	m1 = ibv_reg_mr(p.pd, p.bufb, 32768, acc);
+	m2 = ibv_reg_mr(p.pd, p.bufb + 16384, 32768, acc);
+	if (!m1 || !m2) {
+		failf(name, "reg_mr: %s", strerror(errno));
+		goto out;
+	}
+	k1 = m1->rkey;
+	if (ibv_dereg_mr(m1)) {
+		failf(name, "dereg_mr of the first: %s", strerror(errno));
+		goto out;
+	}
+	m1 = NULL;
+	memset(p.bufa, 0x62, 4096);
+	if (post_rdma1(p.a, 50, IBV_WR_RDMA_WRITE, p.bufa, 4096, p.mra->lkey,
+		       p.bufb + 20480, m2->rkey) ||
+	    want_wc(name, p.cqa, 50, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if (!bytes_are(p.bufb + 20480, 4096, 0x62)) {
+		failf(name, "the WRITE through the second MR placed the wrong bytes");
+		goto out;
+	}
+	if (post_rdma1(p.a, 51, IBV_WR_RDMA_WRITE, p.bufa, 64, p.mra->lkey,
+		       p.bufb + 1024, k1) ||
+	    want_wc(name, p.cqa, 51, IBV_WC_REM_ACCESS_ERR, 10000))
+		goto out;
+	if (!bytes_are(p.bufb + 1024, 64, 0xbb)) {
+		failf(name, "the WRITE through the deregistered MR changed memory");
+		goto out;
+	}
+	pass(name);
+out:
+	if (m1)
+		ibv_dereg_mr(m1);
+	if (m2)
+		ibv_dereg_mr(m2);
+	pair_down(&p);
+}
+
 /* (iii) RDMA READ into a local range the L_Key does not cover -> LOC_PROT_ERR */
 static void t_read_bad_lkey_range(void)
 {
@@ -2668,6 +3153,13 @@ int main(int argc, char **argv)
 	t_rnr();
 	t_sqd_drain();
 	t_uc_sqe();
+	t_ud_sqe();
+	t_rtr_incoming();
+	t_sqd_incoming();
+	t_state_drops(0);
+	t_state_drops(1);
+	t_mr_protection();
+	t_mr_overlap();
 	t_read_bad_lkey_range();
 	t_cq_resize();
 	t_srq_resize();
