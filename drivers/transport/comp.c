@@ -329,16 +329,12 @@ static bool sroce_comp_read_ahead(struct sroce_qp *qp, struct sroce_swqe *wqe,
 }
 
 /*
- * @alive: a READ response came that is no progress: past a gap, a copy, or
- * the answer to a READ already complete.  A responder that replays a whole
- * READ per request (rdma_rxe) answers every copy of a request in turn, each
- * a full stream; what we sent after it is answered only behind them.  They
- * show it is working through ours, so they hold the ACK timer off (without
- * refilling the retry budget): a timeout there would only queue one more
- * replay.  sroce_comp_rcv() bounds how long.
+ * A READ response: placed if it is the next one or within the read-ahead
+ * window.  Any other (past a gap, a copy, a replay of a READ already
+ * complete) is dropped; it still holds the ACK timer off (sroce_comp_rcv()).
  */
 static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
-				 bool *retry, bool *alive)
+				 bool *retry)
 {
 	u32 psn = pkt->h.bth.psn, mtu = qp->mtu, len = pkt->h.payload_len;
 	u32 mask = pkt->h.info->mask, expect;
@@ -350,9 +346,6 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	progress = sroce_comp_ack_through(qp, sroce_psn_add(psn, SROCE_PSN_MASK),
 					  retry);
 	wqe = sroce_comp_first_open(qp, &idx);
-	/* a replay of a READ retired lately, or of one still open */
-	*alive = !sroce_psn_before(psn, sroce_psn_add(qp->comp.psn,
-					SROCE_PSN_MASK + 1 - SROCE_ALIVE_PSNS));
 	if (!wqe || wqe->opcode != IB_WR_RDMA_READ ||
 	    !sroce_psn_in_window(psn, wqe->first_psn, wqe->npkts))
 		goto drop;
@@ -485,13 +478,26 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 		/* NAKs and atomic ACKs name an outstanding request */
 		ok = sroce_comp_psn_ok(qp, psn, false);
 	}
+	/*
+	 * Any answer not far behind shows a responder working through what
+	 * we sent (rdma_rxe answers every copy of a request in turn, a READ
+	 * with a whole replay): it holds the ACK timer off, without refilling
+	 * the retry budget, for at most SROCE_ALIVE_MAX_MS since progress.
+	 */
+	alive = !sroce_psn_before(psn, sroce_psn_add(qp->comp.psn,
+				  SROCE_PSN_MASK + 1 - SROCE_ALIVE_PSNS)) &&
+		sroce_psn_before(psn, qp->req.max_psn) &&
+		!time_after(jiffies, qp->comp.progress_at +
+			    msecs_to_jiffies(SROCE_ALIVE_MAX_MS));
 	if (!ok) {
 		sroce_count(qp->sdev, SROCE_CNT_RX_STALE_ACK);
+		if (alive)
+			sroce_req_timer_update(qp, true);
 		return;
 	}
 	old_psn = qp->comp.psn;
 	if (mask & SROCE_M_READ)
-		progress = sroce_comp_read_resp(qp, pkt, &retry, &alive);
+		progress = sroce_comp_read_resp(qp, pkt, &retry);
 	else if (pkt->h.bth.opcode == SROCE_OP_RC_ATOMIC_ACKNOWLEDGE)
 		progress = sroce_comp_atomic_ack(qp, pkt, &retry);
 	else if (mask & SROCE_M_ACK)
@@ -506,10 +512,6 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 					     sroce_psn_diff(qp->comp.psn, old_psn));
 	}
 
-	/* a responder busy with old requests is alive, but not forever */
-	if (alive && time_after(jiffies, qp->comp.progress_at +
-				msecs_to_jiffies(SROCE_ALIVE_MAX_MS)))
-		alive = false;
 	if (progress) {
 		qp->comp.progress_at = jiffies;
 		/* both retry budgets are per message: refill on progress */
