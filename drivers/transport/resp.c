@@ -673,9 +673,10 @@ static void sroce_resp_flush(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		mr = sroce_mw_get(qp, reth->rkey, reth->va, len, access, &mw);
 	else
 		mr = sroce_mr_get(qp->sdev, reth->rkey);
-	if (!mr || (!mw && sroce_mr_check(mr, qp->pd,
-					  whole ? mr->iova : reth->va, len,
-					  access))) {
+	/* through a window its rights were checked, the region's are not */
+	if (!mr || sroce_mr_check(mr, qp->pd,
+				  whole && !mw ? mr->iova : reth->va, len,
+				  mw ? 0 : access)) {
 		if (mr)
 			sroce_resp_put(mr, mw);
 		sroce_resp_err(qp, pkt, SROCE_NAK_REM_ACCESS_ERR, 0, false,
