@@ -683,6 +683,10 @@ static void sroce_resp_flush(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			       fatal);
 		return;
 	}
+	/*
+	 * Everything this QP placed is visible before the response that says
+	 * so is built; the requester learns of it only through that response.
+	 */
 	smp_mb();
 	sroce_resp_put(mr, mw);
 	sroce_resp_placement_done(qp, pkt);
