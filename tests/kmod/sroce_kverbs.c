@@ -351,7 +351,7 @@ static void kv_case_atomic_write(struct kv_ctx *c, struct ib_mr *mr)
 	int err;
 
 	if (!(c->dev->attrs.device_cap_flags & IB_DEVICE_ATOMIC_WRITE)) {
-		pr_info("sroce_kverbs: %s skipped: not advertised\n", name);
+		pr_info("sroce_kverbs: SKIP %s: not advertised\n", name);
 		return;
 	}
 	if (kv_pair(c) || kv_fast_reg(c, name, mr, REMOTE_ACCESS, 81))
@@ -387,6 +387,7 @@ static void kv_case_atomic_write(struct kv_ctx *c, struct ib_mr *mr)
 #else
 static void kv_case_atomic_write(struct kv_ctx *c, struct ib_mr *mr)
 {
+	pr_info("sroce_kverbs: SKIP atomic_write_kernel: no IB_WR_ATOMIC_WRITE before 6.2\n");
 }
 #endif
 
