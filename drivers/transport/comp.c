@@ -26,6 +26,13 @@ static enum ib_wc_opcode sroce_wc_opcode(u32 wr_opcode)
 		return IB_WC_LOCAL_INV;
 	case IB_WR_BIND_MW:
 		return IB_WC_BIND_MW;
+#if SROCE_HAVE_MEM_PLACEMENT
+	/* the same numbers as libibverbs' IBV_WC_ATOMIC_WRITE / IBV_WC_FLUSH */
+	case IB_WR_ATOMIC_WRITE:
+		return IB_WC_ATOMIC_WRITE;
+	case IB_WR_FLUSH:
+		return IB_WC_FLUSH;
+#endif
 	default:
 		return IB_WC_SEND;
 	}
@@ -346,6 +353,17 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	progress = sroce_comp_ack_through(qp, sroce_psn_add(psn, SROCE_PSN_MASK),
 					  retry);
 	wqe = sroce_comp_first_open(qp, &idx);
+	/* A19: ATOMIC WRITE and FLUSH are answered by an empty READ Response Only */
+	if (wqe && sroce_wqe_is_placement(wqe)) {
+		if (psn != wqe->first_psn || len ||
+		    pkt->h.bth.opcode != SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY)
+			goto drop;
+		wqe->state = SROCE_WQE_DONE;
+		sroce_comp_rd_done(qp, wqe);
+		if (sroce_psn_after(sroce_psn_add(psn, 1), qp->comp.psn))
+			qp->comp.psn = sroce_psn_add(psn, 1);
+		return true;
+	}
 	if (!wqe || wqe->opcode != IB_WR_RDMA_READ ||
 	    !sroce_psn_in_window(psn, wqe->first_psn, wqe->npkts))
 		goto drop;

@@ -63,6 +63,10 @@ static u8 sroce_req_opcode(const struct sroce_qp *qp,
 		return base + SROCE_OPX_COMPARE_SWAP;
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return base + SROCE_OPX_FETCH_ADD;
+	case SROCE_WR_ATOMIC_WRITE:
+		return base + SROCE_OPX_ATOMIC_WRITE;
+	case SROCE_WR_FLUSH:
+		return base + SROCE_OPX_FLUSH;
 	default:
 		return base + SROCE_OPX_RDMA_READ_REQUEST;
 	}
@@ -297,6 +301,47 @@ static int sroce_req_send_atomic(struct sroce_qp *qp, struct sroce_swqe *wqe)
 }
 
 /*
+ * ATOMIC WRITE (RETH and its 8 bytes) or FLUSH (FETH and RETH, no
+ * payload, oA19-2): one packet, answered by a READ response of its own.
+ */
+static int sroce_req_send_placement(struct sroce_qp *qp,
+				    struct sroce_swqe *wqe)
+{
+	bool flush = wqe->opcode == SROCE_WR_FLUSH;
+	u32 len = flush ? 0 : wqe->length, cur_sge = 0, sge_off = 0;
+	struct sroce_pkt_hdrs h = {};
+	struct sk_buff *skb;
+	u8 *payload;
+	int err = 0;
+
+	h.bth.opcode = sroce_req_opcode(qp, wqe, true, true);
+	h.bth.psn = wqe->first_psn;
+	h.bth.dqpn = qp->dest_qpn;
+	h.bth.ackreq = true;
+	h.reth.va = wqe->remote_addr;
+	h.reth.rkey = wqe->rkey;
+	h.reth.len = flush ? wqe->flush_len : len;
+	h.feth.plt = wqe->flush_type;
+	h.feth.sel = wqe->flush_level;
+	skb = sroce_build_pkt(qp, &qp->av, &h, len, &payload);
+	if (!skb)
+		return -ENOMEM;
+	if (wqe->is_inline)
+		memcpy(payload, wqe->inline_data, len);
+	else if (len)
+		err = sroce_sge_copy_out(qp, wqe->sge, wqe->num_sge, &cur_sge,
+					 &sge_off, payload, len);
+	if (err) {
+		kfree_skb(skb);
+		return err;
+	}
+	sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache, qp->sport, skb);
+	sroce_req_sent(qp, wqe->first_psn);
+	qp->req.psn = sroce_psn_add(wqe->first_psn, 1);
+	return 1;
+}
+
+/*
  * The WQE at sq->req failed: no later WQE may start, though the QP only
  * goes to Error once the WQEs before it are answered and it is retired (a
  * go-back may still resend those).
@@ -406,7 +451,8 @@ bool sroce_req_run(struct sroce_qp *qp, int *budget)
 		}
 		if (!wqe->npkts) {
 			wqe->npkts = sroce_qp_is_ud(qp) || !wqe->length ||
-				     sroce_wqe_is_atomic(wqe) ? 1 :
+				     sroce_wqe_is_atomic(wqe) ||
+				     sroce_wqe_is_placement(wqe) ? 1 :
 				     DIV_ROUND_UP(wqe->length, mtu);
 			wqe->first_psn = qp->req.psn;
 			wqe->last_psn = sroce_psn_add(wqe->first_psn,
@@ -434,9 +480,12 @@ bool sroce_req_run(struct sroce_qp *qp, int *budget)
 			/* C10-93.1.1: too long for UD, nothing is sent */
 			ret = 1;
 		} else if (sroce_wqe_is_rd_atomic(wqe)) {
-			ret = sroce_wqe_is_read(wqe) ?
-			      sroce_req_send_read(qp, wqe, mtu) :
-			      sroce_req_send_atomic(qp, wqe);
+			if (sroce_wqe_is_read(wqe))
+				ret = sroce_req_send_read(qp, wqe, mtu);
+			else if (sroce_wqe_is_placement(wqe))
+				ret = sroce_req_send_placement(qp, wqe);
+			else
+				ret = sroce_req_send_atomic(qp, wqe);
 			if (ret > 0 && !wqe->rd_counted) {
 				wqe->rd_counted = true;
 				qp->req.rd_outstanding++;

@@ -560,6 +560,139 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	sroce_resp_atomic_ack(qp, psn, orig);
 }
 
+/* A19: ATOMIC WRITE and FLUSH are answered by an empty RDMA READ Response Only. */
+static void sroce_resp_placement_ack(struct sroce_qp *qp, u32 psn, u32 msn)
+{
+	struct sroce_pkt_hdrs h = {};
+	struct sk_buff *skb;
+	u8 *payload;
+
+	h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY;
+	h.bth.dqpn = qp->dest_qpn;
+	h.bth.psn = psn;
+	h.aeth.syndrome = sroce_aeth_syn_ack(SROCE_AETH_CREDIT_INVALID);
+	h.aeth.msn = msn & SROCE_PSN_MASK;
+	sroce_resp_ack_flush(qp);
+	skb = sroce_build_pkt(qp, &qp->av, &h, 0, &payload);
+	if (skb)
+		sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache, qp->sport, skb);
+}
+
+#if SROCE_HAVE_MEM_PLACEMENT
+/*
+ * An ATOMIC WRITE or FLUSH was executed: it holds a responder resource
+ * like an atomic, so a duplicate is answered again, never re-executed
+ * (an old atomic write replayed would undo later writes).
+ */
+static void sroce_resp_placement_done(struct sroce_qp *qp,
+				      struct sroce_pkt *pkt)
+{
+	struct sroce_resp_state *r = &qp->resp;
+	struct sroce_rd_res *res = &r->res[r->res_head];
+	u32 psn = pkt->h.bth.psn;
+
+	r->res_head = (r->res_head + 1) % max_t(u32, qp->max_dest_rd_atomic, 1);
+	res->valid = true;
+	res->pending = false;
+	res->opcode = pkt->h.bth.opcode;
+	res->first_psn = psn;
+	res->first64 = r->epsn64;
+	res->last_psn = psn;
+	res->length = 0;
+	r->msn++;
+	res->msn = r->msn;
+	sroce_resp_epsn_set(r, sroce_psn_add(psn, 1));
+	sroce_resp_placement_ack(qp, psn, res->msn);
+}
+
+/*
+ * ATOMIC WRITE: 8 bytes to an 8-byte aligned VA, through an R_Key with
+ * remote write access (as rdma_rxe checks it), stored in one go.
+ */
+static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
+				    bool *fatal)
+{
+	const struct sroce_reth *reth = &pkt->h.reth;
+	struct sroce_mr *mr;
+	struct sroce_mw *mw;
+	u64 *p, val;
+
+	if (reth->len != sizeof(val) || pkt->h.payload_len != sizeof(val) ||
+	    (reth->va & 7)) {
+		sroce_resp_err(qp, pkt, SROCE_NAK_INVALID_REQ, 0, false, fatal);
+		return;
+	}
+	if (sroce_resp_rkey(qp, reth->rkey, reth->va, sizeof(val),
+			    IB_ACCESS_REMOTE_WRITE, &mr, &mw)) {
+		sroce_resp_err(qp, pkt, SROCE_NAK_REM_ACCESS_ERR, 0, false,
+			       fatal);
+		return;
+	}
+	p = sroce_mr_atomic_ptr(mr, reth->va);
+	if (!p || skb_copy_bits(pkt->skb, pkt->payload_off, &val,
+				sizeof(val))) {
+		sroce_resp_put(mr, mw);
+		sroce_resp_err(qp, pkt, SROCE_NAK_REM_ACCESS_ERR, 0, false,
+			       fatal);
+		return;
+	}
+	/* under the atomics' lock: a compare-and-swap never sees it half done */
+	spin_lock(&sroce_atomic_lock);
+	WRITE_ONCE(*p, val);
+	spin_unlock(&sroce_atomic_lock);
+	sroce_resp_put(mr, mw);
+	sroce_resp_placement_done(qp, pkt);
+}
+
+/*
+ * FLUSH of a range or of the whole region.  Placement is by CPU stores
+ * into host RAM, so a full barrier makes everything placed before it
+ * globally visible.  No region can have persistent-flush access (the
+ * device does not advertise it), so a persistent FLUSH fails its key check.
+ */
+static void sroce_resp_flush(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			     bool *fatal)
+{
+	const struct sroce_reth *reth = &pkt->h.reth;
+	u8 plt = pkt->h.feth.plt, sel = pkt->h.feth.sel;
+	bool whole = sel == IB_FLUSH_MR;
+	u32 access = 0, len = whole ? 0 : reth->len;
+	struct sroce_mw *mw = NULL;
+	struct sroce_mr *mr;
+
+	if (sel > IB_FLUSH_MR || !plt ||
+	    (plt & ~(IB_FLUSH_GLOBAL | IB_FLUSH_PERSISTENT))) {
+		sroce_resp_err(qp, pkt, SROCE_NAK_INVALID_REQ, 0, false, fatal);
+		return;
+	}
+	if (plt & IB_FLUSH_GLOBAL)
+		access |= IB_ACCESS_FLUSH_GLOBAL;
+	if (plt & IB_FLUSH_PERSISTENT)
+		access |= IB_ACCESS_FLUSH_PERSISTENT;
+	if (sroce_key_is_mw(reth->rkey))
+		mr = sroce_mw_get(qp, reth->rkey, reth->va, len, access, &mw);
+	else
+		mr = sroce_mr_get(qp->sdev, reth->rkey);
+	/* through a window its rights were checked, the region's are not */
+	if (!mr || sroce_mr_check(mr, qp->pd,
+				  whole && !mw ? mr->iova : reth->va, len,
+				  mw ? 0 : access)) {
+		if (mr)
+			sroce_resp_put(mr, mw);
+		sroce_resp_err(qp, pkt, SROCE_NAK_REM_ACCESS_ERR, 0, false,
+			       fatal);
+		return;
+	}
+	/*
+	 * Everything this QP placed is visible before the response that says
+	 * so is built; the requester learns of it only through that response.
+	 */
+	smp_mb();
+	sroce_resp_put(mr, mw);
+	sroce_resp_placement_done(qp, pkt);
+}
+#endif
+
 static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			    bool *fatal, bool *rnr)
 {
@@ -691,11 +824,19 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	struct sroce_rd_res *res;
 
 	sroce_count(qp->sdev, SROCE_CNT_RX_DUP_REQ);
+	if (pkt->h.info->mask & (SROCE_M_FLUSH | SROCE_M_ATOMIC_WRITE)) {
+		res = sroce_res_find(qp, psn);
+		if (res && res->opcode == pkt->h.bth.opcode)
+			sroce_resp_placement_ack(qp, res->first_psn, res->msn);
+		return;
+	}
 	if (pkt->h.info->mask & (SROCE_M_READ | SROCE_M_ATOMIC)) {
 		res = sroce_res_find(qp, psn);
 		/* a copy asks for what its original did, or it is forged */
 		if (!res || !(pkt->h.info->mask & SROCE_M_READ) !=
-			    (res->opcode != SROCE_OP_RC_RDMA_READ_REQUEST))
+			    (res->opcode != SROCE_OP_RC_RDMA_READ_REQUEST) ||
+		    res->opcode == SROCE_OP_RC_FLUSH ||
+		    res->opcode == SROCE_OP_RC_ATOMIC_WRITE)
 			return;
 		if (pkt->h.info->mask & SROCE_M_ATOMIC) {
 			sroce_resp_atomic_ack(qp, res->first_psn,
@@ -810,6 +951,12 @@ bool sroce_resp_rcv(struct sroce_pkt *pkt)
 			return false;
 	} else if ((mask & SROCE_M_ATOMIC) && rc) {
 		sroce_resp_atomic(qp, pkt, &fatal);
+#if SROCE_HAVE_MEM_PLACEMENT
+	} else if ((mask & SROCE_M_ATOMIC_WRITE) && rc) {
+		sroce_resp_atomic_write(qp, pkt, &fatal);
+	} else if ((mask & SROCE_M_FLUSH) && rc) {
+		sroce_resp_flush(qp, pkt, &fatal);
+#endif
 	} else {
 		sroce_resp_err(qp, pkt, SROCE_NAK_INVALID_REQ,
 			       IB_WC_REM_INV_REQ_ERR, false, &fatal);
@@ -827,7 +974,9 @@ bool sroce_resp_rcv(struct sroce_pkt *pkt)
 	if (fatal)
 		goto unlock;
 	r->nak_seq_sent = false;
-	if (!(mask & (SROCE_M_READ | SROCE_M_ATOMIC))) {
+	/* these moved the expected PSN themselves */
+	if (!(mask & (SROCE_M_READ | SROCE_M_ATOMIC | SROCE_M_FLUSH |
+		      SROCE_M_ATOMIC_WRITE))) {
 		sroce_resp_epsn_set(r, sroce_psn_add(psn, 1));
 		if (rc && pkt->h.bth.ackreq)
 			sroce_resp_ack(qp, psn);

@@ -33,6 +33,11 @@ SAME_OFF(sroce_abi_send_wr, wr.ud.ah_num, rxe_send_wr, wr.ud.ah_num);
 SAME_OFF(sroce_abi_send_wr, wr.ud.av, rxe_send_wr, wr.ud.av);
 SAME_OFF(sroce_abi_send_wr, wr.atomic.rkey, rxe_send_wr, wr.atomic.rkey);
 SAME_OFF(sroce_abi_recv_wqe, dma, rxe_recv_wqe, dma);
+#if SROCE_HAVE_MEM_PLACEMENT
+SAME_OFF(sroce_abi_send_wr, wr.flush.rkey, rxe_send_wr, wr.flush.rkey);
+SAME_OFF(sroce_abi_send_wr, wr.flush.level, rxe_send_wr, wr.flush.level);
+SAME_OFF(sroce_abi_dma, atomic_wr, rxe_dma_info, atomic_wr);
+#endif
 SAME_OFF(sroce_abi_dma, sge, rxe_dma_info, sge);
 SAME_OFF(sroce_abi_queue_buf, producer_index, rxe_queue_buf, producer_index);
 SAME_OFF(sroce_abi_queue_buf, consumer_index, rxe_queue_buf, consumer_index);

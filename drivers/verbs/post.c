@@ -20,6 +20,9 @@ static bool sroce_wr_opcode_ok(const struct sroce_qp *qp, u32 opcode)
 		       opcode == IB_WR_RDMA_READ ||
 		       opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 		       opcode == IB_WR_ATOMIC_FETCH_AND_ADD ||
+		       (SROCE_HAVE_MEM_PLACEMENT &&
+			(opcode == SROCE_WR_ATOMIC_WRITE ||
+			 opcode == SROCE_WR_FLUSH)) ||
 		       sroce_wr_is_local(opcode);
 	case IB_QPT_UC:
 		return opcode == IB_WR_SEND || opcode == IB_WR_SEND_WITH_IMM ||
@@ -39,8 +42,12 @@ static bool sroce_opcode_may_inline(u32 opcode)
 {
 	return opcode == IB_WR_SEND || opcode == IB_WR_SEND_WITH_IMM ||
 	       opcode == IB_WR_SEND_WITH_INV ||
-	       opcode == IB_WR_RDMA_WRITE || opcode == IB_WR_RDMA_WRITE_WITH_IMM;
+	       opcode == IB_WR_RDMA_WRITE || opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
+	       (SROCE_HAVE_MEM_PLACEMENT && opcode == SROCE_WR_ATOMIC_WRITE);
 }
+
+/* IBA A19: an ATOMIC WRITE carries exactly 8 bytes, to an 8-byte aligned VA. */
+#define SROCE_ATOMIC_WRITE_LEN	8
 
 /*
  * REG_MR names its MR by pointer, so only a kernel consumer may post it;
@@ -106,8 +113,12 @@ static int sroce_wqe_from_wr(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	if (wqe->is_inline && !sroce_opcode_may_inline(wr->opcode))
 		return -EINVAL;
 	wqe->inv_rkey = wr->ex.invalidate_rkey;
-	/* kernel consumers have no memory windows */
-	if (wr->opcode == IB_WR_BIND_MW)
+	/*
+	 * Kernel consumers have no memory windows, and ib_send_wr has no
+	 * field for a FLUSH's placement type and selectivity level.
+	 */
+	if (wr->opcode == IB_WR_BIND_MW ||
+	    (SROCE_HAVE_MEM_PLACEMENT && wr->opcode == SROCE_WR_FLUSH))
 		return -EINVAL;
 	if (sroce_wr_is_local(wr->opcode)) {
 		/* local operations move no data */
@@ -146,6 +157,15 @@ static int sroce_wqe_from_wr(struct sroce_qp *qp, struct sroce_swqe *wqe,
 		wqe->remote_addr = rdma_wr(wr)->remote_addr;
 		wqe->rkey = rdma_wr(wr)->rkey;
 		break;
+#if SROCE_HAVE_MEM_PLACEMENT
+	case IB_WR_ATOMIC_WRITE:
+		/* the 8 bytes come from the SGEs (or inline), like a WRITE's */
+		if (wqe->length != SROCE_ATOMIC_WRITE_LEN)
+			return -EINVAL;
+		wqe->remote_addr = rdma_wr(wr)->remote_addr;
+		wqe->rkey = rdma_wr(wr)->rkey;
+		break;
+#endif
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		if (wqe->length < 8 || wqe->is_inline)
@@ -205,6 +225,36 @@ int sroce_wqe_from_user(struct sroce_qp *qp, struct sroce_swqe *wqe,
 		wqe->bind_va = u.wr.wr.mw.addr;
 		wqe->bind_length = u.wr.wr.mw.length;
 		return wqe->is_inline ? -EINVAL : 0;
+	}
+	if (SROCE_HAVE_MEM_PLACEMENT && wqe->opcode == SROCE_WR_ATOMIC_WRITE) {
+		/*
+		 * librxe puts the 8 bytes in the WQE itself (dma.atomic_wr),
+		 * whatever the SGEs say: keep them as inline data.
+		 */
+		if (u.dma.length != SROCE_ATOMIC_WRITE_LEN)
+			return -EINVAL;
+		wqe->num_sge = 0;
+		wqe->is_inline = true;
+		wqe->length = SROCE_ATOMIC_WRITE_LEN;
+		memcpy(wqe->inline_data, slot->dma.atomic_wr,
+		       SROCE_ATOMIC_WRITE_LEN);
+		wqe->remote_addr = u.wr.wr.rdma.remote_addr;
+		wqe->rkey = u.wr.wr.rdma.rkey;
+		return 0;
+	}
+	if (SROCE_HAVE_MEM_PLACEMENT && wqe->opcode == SROCE_WR_FLUSH) {
+		/* no payload (oA19-2): the range is the remote one */
+		wqe->num_sge = 0;
+		wqe->remote_addr = u.wr.wr.flush.remote_addr;
+		wqe->rkey = u.wr.wr.flush.rkey;
+		wqe->flush_len = u.wr.wr.flush.length;
+		wqe->flush_type = u.wr.wr.flush.type;
+		wqe->flush_level = u.wr.wr.flush.level;
+		/* the FETH has 4 bits of placement type, 2 of level */
+		if (wqe->is_inline || !wqe->flush_type ||
+		    (wqe->flush_type & ~0xf) || wqe->flush_level > 3)
+			return -EINVAL;
+		return 0;
 	}
 	if (wqe->is_inline) {
 		/* num_sge is user data that means nothing for inline WQEs */

@@ -42,4 +42,26 @@ static inline struct ib_udata *sroce_create_cq_udata(struct ib_udata *udata)
 }
 #endif
 
+/*
+ * IBA 1.5 memory placement extensions (atomic write, RDMA FLUSH): the
+ * verbs have IB_WR_ATOMIC_WRITE, IB_WR_FLUSH, their completion opcodes and
+ * the IB_ACCESS_FLUSH_* bits since 6.2.  Without them the device neither
+ * advertises nor executes either opcode.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define SROCE_HAVE_MEM_PLACEMENT	1
+#define SROCE_ACCESS_FLUSH		IB_ACCESS_FLUSH_GLOBAL
+#define SROCE_DEVICE_MEM_PLACEMENT	(IB_DEVICE_ATOMIC_WRITE | \
+					 IB_DEVICE_FLUSH_GLOBAL)
+#define SROCE_WR_FLUSH			IB_WR_FLUSH
+#define SROCE_WR_ATOMIC_WRITE		IB_WR_ATOMIC_WRITE
+#else
+#define SROCE_HAVE_MEM_PLACEMENT	0
+#define SROCE_ACCESS_FLUSH		0
+#define SROCE_DEVICE_MEM_PLACEMENT	0
+/* opcodes no WQE can carry: every test against them is false */
+#define SROCE_WR_FLUSH			0xfffffffeU
+#define SROCE_WR_ATOMIC_WRITE		0xffffffffU
+#endif
+
 #endif /* SROCE_COMPAT_H */

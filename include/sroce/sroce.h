@@ -366,6 +366,10 @@ struct sroce_swqe {
 	u32	rkey;
 	u64	compare_add;
 	u64	swap;
+	/* FLUSH: the remote range's length, placement type, selectivity level */
+	u32	flush_len;
+	u8	flush_type;
+	u8	flush_level;
 	u32	remote_qpn;
 	u32	remote_qkey;
 	struct sroce_av av;	/* UD: resolved at post/fetch time */

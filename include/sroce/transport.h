@@ -104,10 +104,22 @@ static inline bool sroce_wqe_is_atomic(const struct sroce_swqe *wqe)
 	       wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
 }
 
-/* Requests answered with data: they count against max_rd_atomic. */
+/* ATOMIC WRITE and FLUSH (IBA 1.5 A19): one packet, answered by a READ response. */
+static inline bool sroce_wqe_is_placement(const struct sroce_swqe *wqe)
+{
+	return SROCE_HAVE_MEM_PLACEMENT &&
+	       (wqe->opcode == SROCE_WR_ATOMIC_WRITE ||
+		wqe->opcode == SROCE_WR_FLUSH);
+}
+
+/*
+ * Requests only their own answer completes: they hold a responder
+ * resource, so they count against max_rd_atomic.
+ */
 static inline bool sroce_wqe_is_rd_atomic(const struct sroce_swqe *wqe)
 {
-	return sroce_wqe_is_read(wqe) || sroce_wqe_is_atomic(wqe);
+	return sroce_wqe_is_read(wqe) || sroce_wqe_is_atomic(wqe) ||
+	       sroce_wqe_is_placement(wqe);
 }
 
 #endif /* SROCE_TRANSPORT_H */

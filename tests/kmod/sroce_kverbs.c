@@ -7,6 +7,7 @@
  * any case failed.
  */
 #include <linux/module.h>
+#include <linux/version.h>
 #include <linux/slab.h>
 #include <linux/delay.h>
 #include <linux/jiffies.h>
@@ -327,6 +328,68 @@ static void kv_case_write_read(struct kv_ctx *c, struct ib_mr *mr)
 		return;
 	kv_pass(c, name);
 }
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+/*
+ * IBA A19 ATOMIC WRITE from a kernel consumer, where advertised: the 8
+ * bytes of the SGE land at the aligned address, nothing else changes, the
+ * completion says ATOMIC_WRITE.
+ */
+static void kv_case_atomic_write(struct kv_ctx *c, struct ib_mr *mr)
+{
+	const char *name = "atomic_write_kernel";
+	struct ib_send_wr inv = { .wr_id = 84, .opcode = IB_WR_LOCAL_INV };
+	u32 off = PAGE_SIZE + 8, i;
+	struct ib_sge sge = {
+		.addr = (uintptr_t)c->src, .length = 8,
+		.lkey = c->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr = { .opcode = IB_WR_ATOMIC_WRITE, .wr_id = 82,
+			.sg_list = &sge, .num_sge = 1 },
+	};
+	int err;
+
+	if (!(c->dev->attrs.device_cap_flags & IB_DEVICE_ATOMIC_WRITE)) {
+		pr_info("sroce_kverbs: SKIP %s: not advertised\n", name);
+		return;
+	}
+	if (kv_pair(c) || kv_fast_reg(c, name, mr, REMOTE_ACCESS, 81))
+		return;
+	kv_region_fill(c, 0x5a);
+	for (i = 0; i < 8; i++)
+		c->src[i] = 0xa0 + i;
+	wr.remote_addr = mr->iova + off;
+	wr.rkey = mr->rkey;
+	err = kv_post_send(&c->b, &wr.wr);
+	if (err) {
+		kv_fail(c, name, "post ATOMIC_WRITE: %d", err);
+		return;
+	}
+	if (kv_expect(c, name, &c->b, 82, IB_WC_SUCCESS, IB_WC_ATOMIC_WRITE,
+		      NULL))
+		return;
+	for (i = 0; i < BUF_LEN; i++) {
+		u8 want = i >= off && i < off + 8 ? 0xa0 + (i - off) : 0x5a;
+
+		if (kv_region_byte(c, i) != want) {
+			kv_fail(c, name, "byte %u of the region is %#x, want %#x",
+				i, kv_region_byte(c, i), want);
+			return;
+		}
+	}
+	inv.ex.invalidate_rkey = mr->rkey;
+	if (kv_post_send(&c->a, &inv) ||
+	    kv_expect(c, name, &c->a, 84, IB_WC_SUCCESS, IB_WC_LOCAL_INV, NULL))
+		return;
+	kv_pass(c, name);
+}
+#else
+static void kv_case_atomic_write(struct kv_ctx *c, struct ib_mr *mr)
+{
+	pr_info("sroce_kverbs: SKIP atomic_write_kernel: no IB_WR_ATOMIC_WRITE before 6.2\n");
+}
+#endif
 
 /* SEND with Invalidate: the receive reports the key, the key no longer works. */
 static void kv_case_send_inv(struct kv_ctx *c, struct ib_mr *mr)
@@ -777,6 +840,7 @@ static int __init sroce_kverbs_init(void)
 		goto out;
 	}
 	kv_case_write_read(c, mr);
+	kv_case_atomic_write(c, mr);
 	kv_case_cq_resize(c, mr);
 	kv_case_send_inv(c, mr);
 	kv_case_local_inv(c, mr);

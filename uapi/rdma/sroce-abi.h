@@ -48,6 +48,14 @@ struct sroce_abi_send_wr {
 		__u32	invalidate_rkey;
 	} ex;
 	union {
+		/* RDMA FLUSH (rdma-core 45 on; rxe ABI since 6.2) */
+		struct {
+			__aligned_u64	remote_addr;
+			__u32		length;
+			__u32		rkey;
+			__u8		type;	/* placement type, IB_FLUSH_* */
+			__u8		level;	/* selectivity level */
+		} flush;
 		struct {
 			__aligned_u64	remote_addr;
 			__u32		rkey;
@@ -96,6 +104,8 @@ struct sroce_abi_dma {
 	__u32	reserved;
 	union {
 		__DECLARE_FLEX_ARRAY(__u8, inline_data);
+		/* ATOMIC WRITE: the 8 bytes to write (librxe's wr_atomic_write) */
+		__DECLARE_FLEX_ARRAY(__u8, atomic_wr);
 		__DECLARE_FLEX_ARRAY(struct sroce_abi_sge, sge);
 	};
 };
