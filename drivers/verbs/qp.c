@@ -274,7 +274,8 @@ static int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 	    (attr->qp_access_flags & ~(IB_ACCESS_REMOTE_WRITE |
 				       IB_ACCESS_REMOTE_READ |
 				       IB_ACCESS_REMOTE_ATOMIC |
-				       IB_ACCESS_LOCAL_WRITE)))
+				       IB_ACCESS_LOCAL_WRITE |
+				       SROCE_QP_ACCESS_FLUSH)))
 		return -EINVAL;
 	if ((mask & IB_QP_ALT_PATH) || (mask & IB_QP_PATH_MIG_STATE))
 		return -EOPNOTSUPP;

@@ -55,6 +55,12 @@ static inline struct ib_udata *sroce_create_cq_udata(struct ib_udata *udata)
 					 IB_DEVICE_FLUSH_GLOBAL)
 #define SROCE_WR_FLUSH			IB_WR_FLUSH
 #define SROCE_WR_ATOMIC_WRITE		IB_WR_ATOMIC_WRITE
+/*
+ * ib_cm gives a QP both flush bits once the device advertises either
+ * (cm_init_qp_init_attr()): refusing them fails every rdma_cm accept.
+ */
+#define SROCE_QP_ACCESS_FLUSH		(IB_ACCESS_FLUSH_GLOBAL | \
+					 IB_ACCESS_FLUSH_PERSISTENT)
 #else
 #define SROCE_HAVE_MEM_PLACEMENT	0
 #define SROCE_ACCESS_FLUSH		0
@@ -62,6 +68,7 @@ static inline struct ib_udata *sroce_create_cq_udata(struct ib_udata *udata)
 /* opcodes no WQE can carry: every test against them is false */
 #define SROCE_WR_FLUSH			0xfffffffeU
 #define SROCE_WR_ATOMIC_WRITE		0xffffffffU
+#define SROCE_QP_ACCESS_FLUSH		0
 #endif
 
 #endif /* SROCE_COMPAT_H */

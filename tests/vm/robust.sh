@@ -310,7 +310,7 @@ t_rdma_cm_after_gsi_big() {
 	wait_for 20 bash -c "! kill -0 $spid" || kill -9 "$spid" 2>/dev/null
 	wait "$spid" 2>/dev/null || true
 	cat /tmp/rping-cli.txt
-	((rc == 0)) || fail "rping client exit $rc"
+	((rc == 0)) || { sed 's/^/server: /' /tmp/rping-srv.txt; fail "rping client exit $rc"; }
 	[[ $(grep -c "ping data: rdma-ping-" /tmp/rping-cli.txt) -eq 5 ]] ||
 		fail "rping client did not verify 5 pings"
 	assert_dmesg_clean "test rdma_cm_after_gsi_big"
