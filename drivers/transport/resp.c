@@ -647,8 +647,8 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 /*
  * FLUSH of a range or of the whole region.  Placement is by CPU stores
  * into host RAM, so a full barrier makes everything placed before it
- * globally visible.  No region can have persistent-flush access (the
- * device does not advertise it), so a persistent FLUSH fails its key check.
+ * globally visible.  No QP or region can have persistent-flush access
+ * (the device does not advertise it), so a persistent FLUSH always fails.
  */
 static void sroce_resp_flush(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			     bool *fatal)
@@ -669,6 +669,12 @@ static void sroce_resp_flush(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		access |= IB_ACCESS_FLUSH_GLOBAL;
 	if (plt & IB_FLUSH_PERSISTENT)
 		access |= IB_ACCESS_FLUSH_PERSISTENT;
+	/* the QP must allow every placement type asked for, as the region must */
+	if ((qp->access & access) != access) {
+		sroce_resp_err(qp, pkt, SROCE_NAK_REM_ACCESS_ERR, 0, false,
+			       fatal);
+		return;
+	}
 	if (sroce_key_is_mw(reth->rkey))
 		mr = sroce_mw_get(qp, reth->rkey, reth->va, len, access, &mw);
 	else

@@ -3218,6 +3218,22 @@ static int flush1(struct pair *p, uint64_t id, void *raddr, uint32_t len,
 	return ibv_wr_complete(qpx);
 }
 
+/* The responder QP b also allows @extra remote access (RTS -> RTS). */
+static int b_allows(const char *name, struct pair *p, int extra)
+{
+	struct ibv_qp_attr a = {
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ | extra,
+	};
+	int rc = ibv_modify_qp(p->b, &a, IBV_QP_ACCESS_FLAGS);
+
+	if (rc)
+		failf(name, "setup: modify_qp(access |= %#x): %s", extra,
+		      errname(rc));
+	return rc;
+}
+
 /* a's QP ended in Error after a NAKed request. */
 static int want_a_err(const char *name, struct pair *p)
 {
@@ -3331,7 +3347,7 @@ out:
 /*
  * A19 FLUSH, global visibility, of a range and of the whole region, after
  * an RDMA WRITE: both complete successfully as FLUSH and the written data
- * is there.  The region is registered with FLUSH_GLOBAL access.
+ * is there.  The region and the responder QP allow FLUSH_GLOBAL.
  */
 static void t_flush_ok(void)
 {
@@ -3340,7 +3356,8 @@ static void t_flush_ok(void)
 	struct pair p;
 	int r;
 
-	if (mp_pair(name, &p, IBV_QP_EX_WITH_RDMA_WRITE))
+	if (mp_pair(name, &p, IBV_QP_EX_WITH_RDMA_WRITE) ||
+	    b_allows(name, &p, ACC_FLUSH_GLOBAL))
 		goto out;
 	fm = ibv_reg_mr(p.pd, p.bufb, BUF, IBV_ACCESS_LOCAL_WRITE |
 			IBV_ACCESS_REMOTE_WRITE | ACC_FLUSH_GLOBAL);
@@ -3379,20 +3396,22 @@ out:
 }
 
 /*
- * A FLUSH through an R_Key whose region lacks the placement type's flush
- * access (here: none at all; and persistent, which no region can have
- * without FLUSH_PERSISTENT advertised) is a Remote Access Error.
+ * A FLUSH whose placement type the region does not allow (here: no flush
+ * access at all; and persistent, which no region can have without
+ * FLUSH_PERSISTENT advertised), or that the responder QP does not allow
+ * (@qp_acc 0) although the region does, is a Remote Access Error.
  */
-static void t_flush_no_access(uint8_t type, const char *name)
+static void t_flush_no_access(uint8_t type, int qp_acc, const char *name)
 {
 	struct ibv_mr *fm = NULL;
 	struct pair p;
 	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 	int r;
 
-	if (mp_pair(name, &p, IBV_QP_EX_WITH_RDMA_WRITE))
+	if (mp_pair(name, &p, IBV_QP_EX_WITH_RDMA_WRITE) ||
+	    (qp_acc && b_allows(name, &p, qp_acc)))
 		goto out;
-	if (type == FLUSH_PERSISTENT)
+	if (type == FLUSH_PERSISTENT || !qp_acc)
 		acc |= ACC_FLUSH_GLOBAL;
 	fm = ibv_reg_mr(p.pd, p.bufb, BUF, acc);
 	if (!fm) {
@@ -3509,8 +3528,13 @@ static void t_mem_placement(void)
 	}
 	if (caps & DEV_FLUSH_GLOBAL) {
 		t_flush_ok();
-		t_flush_no_access(FLUSH_GLOBAL, "flush_without_flush_access_rem_access");
-		t_flush_no_access(FLUSH_PERSISTENT, "flush_persistent_rem_access");
+		t_flush_no_access(FLUSH_GLOBAL, ACC_FLUSH_GLOBAL,
+				  "flush_without_flush_access_rem_access");
+		t_flush_no_access(FLUSH_PERSISTENT,
+				  ACC_FLUSH_GLOBAL | ACC_FLUSH_PERSISTENT,
+				  "flush_persistent_rem_access");
+		t_flush_no_access(FLUSH_GLOBAL, 0,
+				  "flush_qp_without_flush_access_rem_access");
 	} else {
 		t_flush_unadvertised();
 	}
