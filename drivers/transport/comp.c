@@ -335,6 +335,17 @@ static bool sroce_comp_read_ahead(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	return true;
 }
 
+/* A one-packet request (atomic, ATOMIC WRITE, FLUSH) got its answer. */
+static void sroce_comp_done1(struct sroce_qp *qp, struct sroce_swqe *wqe)
+{
+	u32 next = sroce_psn_add(wqe->first_psn, 1);
+
+	wqe->state = SROCE_WQE_DONE;
+	sroce_comp_rd_done(qp, wqe);
+	if (sroce_psn_after(next, qp->comp.psn))
+		qp->comp.psn = next;
+}
+
 /*
  * A READ response: placed if it is the next one or within the read-ahead
  * window.  Any other (past a gap, a copy, a replay of a READ already
@@ -358,10 +369,7 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		if (psn != wqe->first_psn || len ||
 		    pkt->h.bth.opcode != SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY)
 			goto drop;
-		wqe->state = SROCE_WQE_DONE;
-		sroce_comp_rd_done(qp, wqe);
-		if (sroce_psn_after(sroce_psn_add(psn, 1), qp->comp.psn))
-			qp->comp.psn = sroce_psn_add(psn, 1);
+		sroce_comp_done1(qp, wqe);
 		return true;
 	}
 	if (!wqe || wqe->opcode != IB_WR_RDMA_READ ||
@@ -432,10 +440,7 @@ static bool sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		wqe->status = IB_WC_LOC_PROT_ERR;
 		return true;
 	}
-	wqe->state = SROCE_WQE_DONE;
-	sroce_comp_rd_done(qp, wqe);
-	if (sroce_psn_after(sroce_psn_add(psn, 1), qp->comp.psn))
-		qp->comp.psn = sroce_psn_add(psn, 1);
+	sroce_comp_done1(qp, wqe);
 	return true;
 }
 

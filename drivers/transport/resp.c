@@ -487,17 +487,22 @@ static bool sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	return true;
 }
 
-static void sroce_resp_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
+/*
+ * A one-packet answer: an ATOMIC Acknowledge carrying @orig, or (A19) the
+ * empty RDMA READ Response Only that answers an ATOMIC WRITE or a FLUSH.
+ */
+static void sroce_resp_reply1(struct sroce_qp *qp, u8 opcode, u32 psn,
+			      u32 msn, u64 orig)
 {
 	struct sroce_pkt_hdrs h = {};
 	struct sk_buff *skb;
 	u8 *payload;
 
-	h.bth.opcode = SROCE_OP_RC_ATOMIC_ACKNOWLEDGE;
+	h.bth.opcode = opcode;
 	h.bth.dqpn = qp->dest_qpn;
 	h.bth.psn = psn;
 	h.aeth.syndrome = sroce_aeth_syn_ack(SROCE_AETH_CREDIT_INVALID);
-	h.aeth.msn = qp->resp.msn & SROCE_PSN_MASK;
+	h.aeth.msn = msn & SROCE_PSN_MASK;
 	h.atmack.orig = orig;
 	sroce_resp_ack_flush(qp);
 	skb = sroce_build_pkt(qp, &qp->av, &h, 0, &payload);
@@ -505,13 +510,40 @@ static void sroce_resp_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
 		sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache, qp->sport, skb);
 }
 
+/*
+ * An atomic, ATOMIC WRITE or FLUSH was executed: it holds a responder
+ * resource whose answer a duplicate gets again, never a re-execution (an
+ * old atomic write replayed would undo later writes).  Answer it now.
+ */
+static void sroce_resp_executed1(struct sroce_qp *qp, struct sroce_pkt *pkt,
+				 u64 orig)
+{
+	struct sroce_resp_state *r = &qp->resp;
+	struct sroce_rd_res *res = &r->res[r->res_head];
+	u32 psn = pkt->h.bth.psn;
+	u8 op = pkt->h.info->mask & SROCE_M_ATOMIC ?
+		SROCE_OP_RC_ATOMIC_ACKNOWLEDGE :
+		SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY;
+
+	r->res_head = (r->res_head + 1) % max_t(u32, qp->max_dest_rd_atomic, 1);
+	res->valid = true;
+	res->pending = false;
+	res->opcode = pkt->h.bth.opcode;
+	res->first_psn = psn;
+	res->first64 = r->epsn64;
+	res->last_psn = psn;
+	res->length = 0;
+	res->atomic_orig = orig;
+	r->msn++;
+	res->msn = r->msn;
+	sroce_resp_epsn_set(r, sroce_psn_add(psn, 1));
+	sroce_resp_reply1(qp, op, psn, r->msn, orig);
+}
+
 static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			      bool *fatal)
 {
-	struct sroce_resp_state *r = &qp->resp;
 	const struct sroce_atmeth *a = &pkt->h.atmeth;
-	u32 psn = pkt->h.bth.psn;
-	struct sroce_rd_res *res;
 	struct sroce_mr *mr;
 	struct sroce_mw *mw;
 	u64 *p, orig;
@@ -544,67 +576,10 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	spin_unlock(&sroce_atomic_lock);
 	sroce_resp_put(mr, mw);
 
-	/* remember the result: a duplicate is answered, never re-executed */
-	res = &r->res[r->res_head];
-	r->res_head = (r->res_head + 1) % max_t(u32, qp->max_dest_rd_atomic, 1);
-	res->valid = true;
-	res->pending = false;
-	res->opcode = pkt->h.bth.opcode;
-	res->first_psn = psn;
-	res->first64 = r->epsn64;
-	res->last_psn = psn;
-	res->length = 0;
-	res->atomic_orig = orig;
-	r->msn++;
-	sroce_resp_epsn_set(r, sroce_psn_add(psn, 1));
-	sroce_resp_atomic_ack(qp, psn, orig);
-}
-
-/* A19: ATOMIC WRITE and FLUSH are answered by an empty RDMA READ Response Only. */
-static void sroce_resp_placement_ack(struct sroce_qp *qp, u32 psn, u32 msn)
-{
-	struct sroce_pkt_hdrs h = {};
-	struct sk_buff *skb;
-	u8 *payload;
-
-	h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY;
-	h.bth.dqpn = qp->dest_qpn;
-	h.bth.psn = psn;
-	h.aeth.syndrome = sroce_aeth_syn_ack(SROCE_AETH_CREDIT_INVALID);
-	h.aeth.msn = msn & SROCE_PSN_MASK;
-	sroce_resp_ack_flush(qp);
-	skb = sroce_build_pkt(qp, &qp->av, &h, 0, &payload);
-	if (skb)
-		sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache, qp->sport, skb);
+	sroce_resp_executed1(qp, pkt, orig);
 }
 
 #if SROCE_HAVE_MEM_PLACEMENT
-/*
- * An ATOMIC WRITE or FLUSH was executed: it holds a responder resource
- * like an atomic, so a duplicate is answered again, never re-executed
- * (an old atomic write replayed would undo later writes).
- */
-static void sroce_resp_placement_done(struct sroce_qp *qp,
-				      struct sroce_pkt *pkt)
-{
-	struct sroce_resp_state *r = &qp->resp;
-	struct sroce_rd_res *res = &r->res[r->res_head];
-	u32 psn = pkt->h.bth.psn;
-
-	r->res_head = (r->res_head + 1) % max_t(u32, qp->max_dest_rd_atomic, 1);
-	res->valid = true;
-	res->pending = false;
-	res->opcode = pkt->h.bth.opcode;
-	res->first_psn = psn;
-	res->first64 = r->epsn64;
-	res->last_psn = psn;
-	res->length = 0;
-	r->msn++;
-	res->msn = r->msn;
-	sroce_resp_epsn_set(r, sroce_psn_add(psn, 1));
-	sroce_resp_placement_ack(qp, psn, res->msn);
-}
-
 /*
  * ATOMIC WRITE: 8 bytes to an 8-byte aligned VA, through an R_Key with
  * remote write access (as rdma_rxe checks it), stored in one go.
@@ -641,7 +616,7 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	WRITE_ONCE(*p, val);
 	spin_unlock(&sroce_atomic_lock);
 	sroce_resp_put(mr, mw);
-	sroce_resp_placement_done(qp, pkt);
+	sroce_resp_executed1(qp, pkt, 0);
 }
 
 /*
@@ -695,7 +670,7 @@ static void sroce_resp_flush(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	 */
 	smp_mb();
 	sroce_resp_put(mr, mw);
-	sroce_resp_placement_done(qp, pkt);
+	sroce_resp_executed1(qp, pkt, 0);
 }
 #endif
 
@@ -833,7 +808,8 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (pkt->h.info->mask & (SROCE_M_FLUSH | SROCE_M_ATOMIC_WRITE)) {
 		res = sroce_res_find(qp, psn);
 		if (res && res->opcode == pkt->h.bth.opcode)
-			sroce_resp_placement_ack(qp, res->first_psn, res->msn);
+			sroce_resp_reply1(qp, SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY,
+					  res->first_psn, res->msn, 0);
 		return;
 	}
 	if (pkt->h.info->mask & (SROCE_M_READ | SROCE_M_ATOMIC)) {
@@ -845,8 +821,9 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		    res->opcode == SROCE_OP_RC_ATOMIC_WRITE)
 			return;
 		if (pkt->h.info->mask & SROCE_M_ATOMIC) {
-			sroce_resp_atomic_ack(qp, res->first_psn,
-					      res->atomic_orig);
+			sroce_resp_reply1(qp, SROCE_OP_RC_ATOMIC_ACKNOWLEDGE,
+					  res->first_psn, qp->resp.msn,
+					  res->atomic_orig);
 			return;
 		}
 		/*
