@@ -243,11 +243,15 @@ int sroce_wqe_from_user(struct sroce_qp *qp, struct sroce_swqe *wqe,
 		return 0;
 	}
 	if (SROCE_HAVE_MEM_PLACEMENT && wqe->opcode == SROCE_WR_FLUSH) {
-		/* no payload (oA19-2): the range is the remote one */
+		/*
+		 * No payload (oA19-2): the range is the remote one, read where
+		 * rdma_rxe reads it (iova, dma.length) since librxe's
+		 * ibv_wr_flush() need not fill wr.flush's copies.
+		 */
 		wqe->num_sge = 0;
-		wqe->remote_addr = u.wr.wr.flush.remote_addr;
+		wqe->remote_addr = u.iova;
 		wqe->rkey = u.wr.wr.flush.rkey;
-		wqe->flush_len = u.wr.wr.flush.length;
+		wqe->flush_len = u.dma.length;
 		wqe->flush_type = u.wr.wr.flush.type;
 		wqe->flush_level = u.wr.wr.flush.level;
 		/* the FETH has 4 bits of placement type, 2 of level */

@@ -3158,6 +3158,7 @@ static int atomic_write1(struct pair *p, uint64_t id, void *raddr,
  */
 #define SWQE_OPCODE	12	/* offsetof(struct rxe_send_wqe, wr.opcode) */
 #define SWQE_WR		24	/* offsetof(struct rxe_send_wqe, wr.wr) */
+#define SWQE_IOVA	152	/* offsetof(struct rxe_send_wqe, iova) */
 #define SWQE_DMA	184	/* offsetof(struct rxe_send_wqe, dma) */
 
 static int flush1(struct pair *p, uint64_t id, void *raddr, uint32_t len,
@@ -3210,9 +3211,13 @@ static int flush1(struct pair *p, uint64_t id, void *raddr, uint32_t len,
 		memcpy(slot + SWQE_WR + 12, &rkey, 4);
 		slot[SWQE_WR + 16] = type;
 		slot[SWQE_WR + 17] = level;
-		/* no payload (oA19-2): dma length, resid and num_sge 0 */
-		memcpy(slot + SWQE_DMA, &zero, 4);
-		memcpy(slot + SWQE_DMA + 4, &zero, 4);
+		/*
+		 * the range as rdma-core 45's wr_flush gives it (iova, dma
+		 * length and resid); no payload (oA19-2): num_sge 0
+		 */
+		memcpy(slot + SWQE_IOVA, &va, 8);
+		memcpy(slot + SWQE_DMA, &len, 4);
+		memcpy(slot + SWQE_DMA + 4, &len, 4);
 		memcpy(slot + SWQE_DMA + 12, &zero, 4);
 	}
 	return ibv_wr_complete(qpx);
