@@ -13,7 +13,8 @@
  *     -p PORT     TCP port of the out-of-band exchange (default 18515)
  *     -S LIST     message sizes (default 1,2,63,64,1000,1024,1025,4096,65536,
  *                 65537,262147,1048576,4194304)
- *     -o LIST     ops from send,write,writeimm,read,cas,faa (default all)
+ *     -o LIST     ops from send,write,writeimm,read,cas,faa,awrite,flush
+ *                 (default send,write,writeimm,read,cas,faa)
  *     -n ROUNDS   repeat the whole plan (default 1)
  *     -q DEPTH    WQEs outstanding at once (default 16)
  *     -t SECS     timeout of every wait (default 120)
@@ -30,9 +31,11 @@
  *
  * Build: gcc -O2 -Wall -Wextra -o build/traffic/rc_verify tests/traffic/rc_verify.c -libverbs
  *
- * The last line is "rc_verify: OK ops=<n> bytes=<b> secs=<s>" (exit 0) or
- * "rc_verify: FAIL <reason>" (exit 1). With -E, two lines before the OK line
- * say which error arrived and how many WQEs were flushed.
+ * The last line is "rc_verify: OK ops=<n> bytes=<b> secs=<s>" (exit 0),
+ * "rc_verify: FAIL <reason>" (exit 1) or "rc_verify: SKIP <reason>" (exit 77:
+ * the plan has an op this side's or the peer's device does not advertise;
+ * both sides SKIP). With -E, two lines before the OK line say which error
+ * arrived and how many WQEs were flushed.
  *
  * The server runs the client's plan, sent over TCP: -S/-o/-n/-q need only be
  * given to the client, and if the server gets them too they must match. -K
@@ -47,8 +50,27 @@
  * result), then SENDs "batch k done"; the server checks every received SEND
  * and written slot byte for byte (and the bytes around them), and answers
  * "batch k ok" or "batch k FAIL <where>". The TCP connection stays open for
- * the whole run: the client's plan, failures ("FAIL ..."), the end of an
- * expected-error run ("end-expected") and the final "bye" travel on it.
+ * the whole run: the client's plan, failures ("FAIL ..."), skips ("SKIP
+ * ..."), the end of an expected-error run ("end-expected") and the final
+ * "bye" travel on it.
+ *
+ * IBA 1.5 memory placement (Annex A19), only with -o, never by default:
+ *   awrite  ATOMIC WRITE of 8 bytes to an 8-byte aligned slot of the server's
+ *           data region (remote write access). Like cas,faa it ignores -S:
+ *           every -S entry gives a batch of DEPTH 8-byte WQEs. The value is
+ *           pattern(seed(seq)); the server checks every slot byte for byte
+ *           and that the poison around the slots is untouched.
+ *   flush   per message an RDMA WRITE (sizes from -S) and then a FLUSH of
+ *           that range (placement type global, selectivity range); both must
+ *           complete successfully, the FLUSH as FLUSH, and the server checks
+ *           the written bytes as for write. A batch has up to DEPTH/2 such
+ *           pairs. The server's data region and both QPs get flush-global
+ *           access.
+ * With either op the QPs are extended QPs (ibv_create_qp_ex), and both
+ * sides first check that their device advertises the op (ATOMIC_WRITE,
+ * FLUSH_GLOBAL in device_cap_flags_ex); if not, both SKIP (exit 77).
+ * rdma-core 44 has no ibv_wr_flush: a FLUSH is built in librxe's send ring
+ * (see flush_rewrite).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -80,9 +102,27 @@
 #define READ_SEED 0x52454144u /* seed of the server's read area */
 #define PORT_NUM 1
 
-enum op { OP_SEND, OP_WRITE, OP_WRITEIMM, OP_READ, OP_CAS, OP_FAA, OP_N };
-static const char *const op_names[OP_N] = { "send", "write", "writeimm", "read", "cas", "faa" };
+enum op { OP_SEND, OP_WRITE, OP_WRITEIMM, OP_READ, OP_CAS, OP_FAA, OP_AWRITE, OP_FLUSH, OP_N };
+static const char *const op_names[OP_N] = { "send", "write", "writeimm", "read", "cas", "faa",
+					    "awrite", "flush" };
 #define IS_ATOMIC(o) ((o) == OP_CAS || (o) == OP_FAA)
+#define IS_PLACEMENT(o) ((o) == OP_AWRITE || (o) == OP_FLUSH) /* posted with ibv_wr_* */
+/* ops that put the pattern into the server's data area */
+#define FILLS_DATA(o) ((o) == OP_SEND || (o) == OP_WRITE || (o) == OP_WRITEIMM || (o) == OP_FLUSH)
+#define AWRITE_STRIDE 128 /* awrite slot i is at i * 128 + 8 * (i & 7) */
+
+/*
+ * A19 names rdma-core 44 lacks; the values are the kernel uapi's
+ * (ib_user_verbs.h of 6.2 on; the 6.1 one installed here has none of them).
+ */
+#define DEV_FLUSH_GLOBAL (1ULL << 38) /* IB_UVERBS_DEVICE_FLUSH_GLOBAL */
+#define DEV_ATOMIC_WRITE (1ULL << 40) /* IB_UVERBS_DEVICE_ATOMIC_WRITE */
+#define ACC_FLUSH_GLOBAL (1 << 8)     /* IB_UVERBS_ACCESS_FLUSH_GLOBAL (IBV_ACCESS_FLUSH_GLOBAL) */
+#define WR_FLUSH 14		      /* IB_UVERBS_WR_FLUSH (IBV_WR_FLUSH in rdma-core 45) */
+#define WC_FLUSH 8		      /* IB_UVERBS_WC_FLUSH (IBV_WC_FLUSH in rdma-core 45) */
+#define FLUSH_GLOBAL 1		      /* IB_FLUSH_GLOBAL: placement type */
+#define FLUSH_RANGE 0		      /* IB_FLUSH_RANGE: selectivity level */
+#define EXIT_SKIP 77
 
 /* wr_id = tag | batch | index: says what a completion belongs to. */
 enum tag { T_DATA = 1, T_DATA_RECV, T_CTRL_SEND, T_CTRL_RECV };
@@ -205,11 +245,47 @@ static void die(const char *fmt, ...)
 	exit(1);
 }
 
+/*
+ * The plan needs what a device lacks: print the SKIP line and exit 77. The
+ * peer learns why over TCP (best effort) and SKIPs too.
+ */
+static void skip(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void skip(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (tcp_fd >= 0) {
+		char line[1100];
+		int n = snprintf(line, sizeof(line), "SKIP %s: %s\n", role(), msg);
+
+		if (send(tcp_fd, line, n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+			/* the peer is gone already; nothing to tell */
+		}
+	}
+	printf("rc_verify: SKIP %s: %s\n", role(), msg);
+	fflush(stdout);
+	exit(EXIT_SKIP);
+}
+
+/* The peer said "SKIP <why>": skip as well, without answering. */
+static void peer_skipped(const char *why) __attribute__((noreturn));
+static void peer_skipped(const char *why)
+{
+	close(tcp_fd);
+	tcp_fd = -1;
+	skip("peer skips: %s", why);
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: rc_verify -s [opts] | -c SERVER_IPV4 [opts]\n"
 		"  -d DEV -x GIDIDX -p PORT -S SIZES -o OPS -n ROUNDS -q DEPTH -t SECS -m MTU\n"
+		"  OPS from send,write,writeimm,read,cas,faa,awrite,flush\n"
 		"  -T ACK_TIMEOUT -r RETRY_CNT -R RNR_RETRY -M MIN_RNR_TIMER\n"
 		"  server: -L MS (post receives late)  -N (never post receives)\n"
 		"  client: -E rnr_retry_exc|retry_exc|any [-W SECS]  -K (server vanishes)  -v\n");
@@ -350,7 +426,29 @@ static uint64_t atom_orig(const struct step *s, int i) /* value the i-th WQE mus
 	return v;
 }
 
+/* awrite: slot i of a batch, 8-byte aligned at a varying offset in its 128 bytes */
+static uint64_t aslot(const struct step *s, int i)
+{
+	return i * s->stride + 8 * (i & 7);
+}
+
+/* WQEs of a batch: flush posts a WRITE and a FLUSH per message */
+static int step_wqes(const struct step *s)
+{
+	return s->op == OP_FLUSH ? 2 * s->count : s->count;
+}
+
 /* ---- plan ---- */
+
+static int plan_has(int op)
+{
+	int i;
+
+	for (i = 0; i < nops; i++)
+		if (ops[i] == op)
+			return 1;
+	return 0;
+}
 
 static int parse_sizes(const char *str, uint64_t *out)
 {
@@ -382,7 +480,8 @@ static int parse_ops(const char *str, int *out)
 		for (o = 0; o < OP_N && strcmp(tok, op_names[o]); o++)
 			;
 		if (o == OP_N || n == MAX_OPS) {
-			fprintf(stderr, "rc_verify: bad op '%s' (send,write,writeimm,read,cas,faa)\n", tok);
+			fprintf(stderr, "rc_verify: bad op '%s' (send,write,writeimm,read,cas,faa,awrite,flush)\n",
+				tok);
 			exit(2);
 		}
 		out[n++] = o;
@@ -435,11 +534,20 @@ static void build_plan(void)
 					s->size = 8;
 					s->count = depth;
 					s->stride = 8;
+				} else if (s->op == OP_AWRITE) {
+					/* 8-byte aligned slots, poison between them */
+					s->size = 8;
+					s->count = depth;
+					s->stride = AWRITE_STRIDE;
+					if (s->count * s->stride + 4096 > area)
+						area = s->count * s->stride + 4096;
 				} else {
 					uint64_t fit = BATCH_BYTES / sizes[si];
+					/* flush: a WRITE and a FLUSH per message, DEPTH WQEs at most */
+					int most = s->op == OP_FLUSH ? (depth > 1 ? depth / 2 : 1) : depth;
 
 					s->size = sizes[si];
-					s->count = fit < 1 ? 1 : fit < (uint64_t)depth ? (int)fit : depth;
+					s->count = fit < 1 ? 1 : fit < (uint64_t)most ? (int)fit : most;
 					/* room for the misalignment plus >= 64 poison bytes between slots */
 					s->stride = ((s->size + 63) & ~63ULL) + 128;
 					if (s->count * s->stride + 4096 > area)
@@ -530,6 +638,8 @@ static void tcp_expect_line(char *out, size_t osz, const char *what)
 	}
 	if (!strncmp(out, "FAIL ", 5))
 		die("peer failed: %s", out + 5);
+	if (!strncmp(out, "SKIP ", 5))
+		peer_skipped(out + 5);
 }
 
 static void tcp_connect_or_accept(void)
@@ -731,11 +841,95 @@ static void open_device(void)
 	     128 << pattr.active_mtu);
 }
 
+/*
+ * The placement ops the plan uses that this device does not advertise, or
+ * NULL. Asked only when the plan has one, so other plans never query more
+ * than they did.
+ */
+static const char *placement_missing(void)
+{
+	static char why[512];
+	struct ibv_device_attr_ex ax;
+	uint64_t caps;
+
+	if (!plan_has(OP_AWRITE) && !plan_has(OP_FLUSH))
+		return NULL;
+	memset(&ax, 0, sizeof(ax));
+	if (ibv_query_device_ex(ctx, NULL, &ax))
+		die("ibv_query_device_ex(%s): %s", dev_name, strerror(errno));
+	caps = ax.device_cap_flags_ex;
+	why[0] = 0;
+	if (plan_has(OP_AWRITE) && !(caps & DEV_ATOMIC_WRITE))
+		snprintf(why, sizeof(why), "%s does not advertise ATOMIC WRITE (device_cap_flags_ex 0x%" PRIx64
+			 " lacks bit 40)", dev_name, caps);
+	if (plan_has(OP_FLUSH) && !(caps & DEV_FLUSH_GLOBAL))
+		snprintf(why + strlen(why), sizeof(why) - strlen(why),
+			 "%s%s does not advertise FLUSH global (device_cap_flags_ex 0x%" PRIx64 " lacks bit 38)",
+			 why[0] ? "; " : "", dev_name, caps);
+	return why[0] ? why : NULL;
+}
+
+/* The client's SKIP: the server waits for our plan, so tell it there (best effort). */
+static void client_skip(const char *why) __attribute__((noreturn));
+static void client_skip(const char *why)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(tcp_port) };
+	double deadline = now() + tmo;
+	int fd;
+
+	if (inet_pton(AF_INET, server_ip, &sa.sin_addr) == 1)
+		for (;;) {
+			fd = socket(AF_INET, SOCK_STREAM, 0);
+			if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+				tcp_fd = fd;
+				break;
+			}
+			close(fd);
+			if (now() > deadline)
+				break;
+			usleep(100000);
+		}
+	skip("%s", why);
+}
+
+/*
+ * awrite and flush are posted with ibv_wr_*: then the QP is an extended one,
+ * with the send ops of the plan (SEND always: the control messages).
+ */
+static struct ibv_qp *create_qp_ex(struct ibv_qp_init_attr *ia)
+{
+	struct ibv_qp_init_attr_ex iax;
+	uint64_t f = IBV_QP_EX_WITH_SEND;
+	int i;
+
+	for (i = 0; i < nops; i++)
+		switch (ops[i]) {
+		case OP_SEND: f |= IBV_QP_EX_WITH_SEND; break;
+		case OP_WRITE: f |= IBV_QP_EX_WITH_RDMA_WRITE; break;
+		case OP_WRITEIMM: f |= IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM; break;
+		case OP_READ: f |= IBV_QP_EX_WITH_RDMA_READ; break;
+		case OP_CAS: f |= IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP; break;
+		case OP_FAA: f |= IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD; break;
+		case OP_AWRITE: f |= IBV_QP_EX_WITH_ATOMIC_WRITE; break;
+		case OP_FLUSH: f |= IBV_QP_EX_WITH_RDMA_WRITE; break; /* see post_placement_batch */
+		}
+	memset(&iax, 0, sizeof(iax));
+	iax.send_cq = ia->send_cq;
+	iax.recv_cq = ia->recv_cq;
+	iax.qp_type = ia->qp_type;
+	iax.cap = ia->cap;
+	iax.pd = pd;
+	iax.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	iax.send_ops_flags = f;
+	return ibv_create_qp_ex(ctx, &iax);
+}
+
 static void create_resources(void)
 {
 	struct ibv_qp_init_attr ia = { 0 };
 	struct ibv_qp_attr a = { 0 };
-	int i, cqe;
+	int i, cqe, placement = plan_has(OP_AWRITE) || plan_has(OP_FLUSH);
+	int flush_acc = plan_has(OP_FLUSH) ? ACC_FLUSH_GLOBAL : 0;
 
 	if (depth + 4 > dattr.max_qp_wr)
 		die("-q %d exceeds the device's max_qp_wr %d", depth, dattr.max_qp_wr);
@@ -754,7 +948,7 @@ static void create_resources(void)
 		die("cannot create PD/channel/CQ: %s", strerror(errno));
 
 	data_buf = alloc_area(area);
-	data_mr = reg(data_buf, area, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, "data");
+	data_mr = reg(data_buf, area, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | flush_acc, "data");
 	atom_buf = alloc_area(((uint64_t)depth * 8 + 4095) & ~4095ULL);
 	atom_mr = reg(atom_buf, ((uint64_t)depth * 8 + 4095) & ~4095ULL,
 		      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC, "atomic");
@@ -778,15 +972,15 @@ static void create_resources(void)
 	ia.cap.max_recv_wr = depth + 4;
 	ia.cap.max_send_sge = 1;
 	ia.cap.max_recv_sge = 1;
-	qp = ibv_create_qp(pd, &ia);
+	qp = placement ? create_qp_ex(&ia) : ibv_create_qp(pd, &ia);
 	if (!qp)
-		die("ibv_create_qp: %s", strerror(errno));
+		die("%s: %s", placement ? "ibv_create_qp_ex" : "ibv_create_qp", strerror(errno));
 
 	a.qp_state = IBV_QPS_INIT;
 	a.pkey_index = 0;
 	a.port_num = PORT_NUM;
 	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
-			    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+			    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC | flush_acc;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		die("modify QP to INIT: %s", strerror(errno));
 	if (getrandom(&my_psn, sizeof(my_psn), 0) != sizeof(my_psn))
@@ -850,12 +1044,15 @@ static void qp_connect(void)
 
 static const char *wc_op_str(enum ibv_wc_opcode op)
 {
+	if ((int)op == WC_FLUSH)
+		return "FLUSH";
 	switch (op) {
 	case IBV_WC_SEND: return "SEND";
 	case IBV_WC_RDMA_WRITE: return "RDMA_WRITE";
 	case IBV_WC_RDMA_READ: return "RDMA_READ";
 	case IBV_WC_COMP_SWAP: return "COMP_SWAP";
 	case IBV_WC_FETCH_ADD: return "FETCH_ADD";
+	case IBV_WC_ATOMIC_WRITE: return "ATOMIC_WRITE";
 	case IBV_WC_RECV: return "RECV";
 	case IBV_WC_RECV_RDMA_WITH_IMM: return "RECV_RDMA_WITH_IMM";
 	default: return "other";
@@ -987,6 +1184,8 @@ static void peer_tcp_event(void)
 	}
 	if (!strncmp(line, "FAIL ", 5))
 		die("peer failed: %s", line + 5);
+	if (!strncmp(line, "SKIP ", 5))
+		peer_skipped(line + 5);
 	if (is_server && !strcmp(line, "end-expected"))
 		server_end_expected();
 	die("unexpected TCP message from the peer: '%s'", line);
@@ -1203,12 +1402,117 @@ static void client_post_batch(int k)
 		die("%s: ibv_post_send failed at WQE %d: %s", step_str(k), (int)(bad - swr), strerror(errno));
 }
 
+/*
+ * rdma-core 44 has no ibv_wr_flush (tests/vm/robust/verbs_neg.c, flush1, does
+ * the same): each FLUSH is started as a zero-length RDMA WRITE with ibv_wr_*,
+ * found in the mmapped librxe send ring by its wr_id (and remote address), and
+ * rewritten as the FLUSH WQE of the rxe ABI (kernel 6.2 on) before
+ * ibv_wr_complete hands the batch over. rdma_rxe and sroce both run under
+ * librxe and read this ring. Offsets in struct rxe_send_wqe (rdma_user_rxe.h):
+ */
+#define SWQE_OPCODE 12 /* wr.opcode */
+#define SWQE_WR 24     /* wr.wr: flush = remote_addr u64, length u32, rkey u32, type u8, level u8 */
+#define SWQE_IOVA 152  /* iova */
+#define SWQE_DMA 184   /* dma: length u32, resid u32, cur_sge u32, num_sge u32 */
+
+static void flush_rewrite(int k)
+{
+	const struct step *s = &plan[k];
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long lo, hi, o;
+	char line[512];
+	int found = 0, i;
+
+	if (!f)
+		die("%s: /proc/self/maps: %s", step_str(k), strerror(errno));
+	while (found < s->count && fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "/dev/infiniband/uverbs") || sscanf(line, "%lx-%lx", &lo, &hi) != 2 ||
+		    !strstr(line, " rw"))
+			continue;
+		for (o = lo; found < s->count && o + SWQE_DMA + 16 <= hi; o += 64) {
+			unsigned char *w = (unsigned char *)o;
+			uint64_t wid, ra, want_ra;
+			uint32_t op, len = s->size, rkey = peer.data_rkey, zero = 0;
+
+			memcpy(&wid, w, 8);
+			if (WR_TAG(wid) != T_DATA || WR_BATCH(wid) != (k & 0xffffff) || !(WR_IDX(wid) & 1) ||
+			    WR_IDX(wid) >= (uint32_t)step_wqes(s))
+				continue;
+			i = WR_IDX(wid) / 2;
+			want_ra = peer.data_addr + rslot(s, i);
+			memcpy(&op, w + SWQE_OPCODE, 4);
+			memcpy(&ra, w + SWQE_WR, 8);
+			if (op != IBV_WR_RDMA_WRITE || ra != want_ra)
+				continue;
+			op = WR_FLUSH;
+			memcpy(w + SWQE_OPCODE, &op, 4);
+			/* wr.flush (sroce reads the range from here) */
+			memcpy(w + SWQE_WR, &want_ra, 8);
+			memcpy(w + SWQE_WR + 8, &len, 4);
+			memcpy(w + SWQE_WR + 12, &rkey, 4);
+			w[SWQE_WR + 16] = FLUSH_GLOBAL;
+			w[SWQE_WR + 17] = FLUSH_RANGE;
+			/* rdma_rxe's RETH takes iova and dma.resid, as rdma-core 45's wr_flush sets them */
+			memcpy(w + SWQE_IOVA, &want_ra, 8);
+			memcpy(w + SWQE_DMA, &len, 4);
+			memcpy(w + SWQE_DMA + 4, &len, 4);
+			/* no payload (oA19-2): no SGE */
+			memcpy(w + SWQE_DMA + 12, &zero, 4);
+			found++;
+		}
+	}
+	fclose(f);
+	if (found != s->count) {
+		ibv_wr_abort(ibv_qp_to_qp_ex(qp));
+		die("%s: found %d of %d FLUSH WQEs in the librxe send ring (not a librxe device?)",
+		    step_str(k), found, s->count);
+	}
+}
+
+/* awrite, flush: one ibv_wr_start .. ibv_wr_complete per batch. */
+static void post_placement_batch(int k)
+{
+	const struct step *s = &plan[k];
+	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
+	int i, err;
+
+	ibv_wr_start(qpx);
+	for (i = 0; i < s->count; i++) {
+		uint64_t seq = s->seq0 + i;
+
+		qpx->wr_flags = IBV_SEND_SIGNALED;
+		if (s->op == OP_AWRITE) {
+			uint8_t *v = data_buf + 8 * i; /* the 8 bytes, kept until the completion */
+
+			pat_fill(v, 8, msg_seed(seq), 0);
+			qpx->wr_id = WRID(T_DATA, k, i);
+			ibv_wr_atomic_write(qpx, peer.data_rkey, peer.data_addr + aslot(s, i), v);
+			track(qpx->wr_id);
+			continue;
+		}
+		qpx->wr_id = WRID(T_DATA, k, 2 * i);
+		ibv_wr_rdma_write(qpx, peer.data_rkey, peer.data_addr + rslot(s, i));
+		ibv_wr_set_sge(qpx, data_mr->lkey, (uintptr_t)data_buf + lslot(s, i), s->size);
+		track(qpx->wr_id);
+		/* the FLUSH of that range: a WRITE of nothing for now, see flush_rewrite */
+		qpx->wr_id = WRID(T_DATA, k, 2 * i + 1);
+		ibv_wr_rdma_write(qpx, peer.data_rkey, peer.data_addr + rslot(s, i));
+		ibv_wr_set_sge(qpx, data_mr->lkey, (uintptr_t)data_buf, 0);
+		track(qpx->wr_id);
+	}
+	if (s->op == OP_FLUSH)
+		flush_rewrite(k);
+	err = ibv_wr_complete(qpx);
+	if (err)
+		die("%s: ibv_wr_complete: %s", step_str(k), strerror(err));
+}
+
 static void client_batch(int k)
 {
 	const struct step *s = &plan[k];
 	static const enum ibv_wc_opcode want_op[OP_N] = {
 		IBV_WC_SEND, IBV_WC_RDMA_WRITE, IBV_WC_RDMA_WRITE, IBV_WC_RDMA_READ,
-		IBV_WC_COMP_SWAP, IBV_WC_FETCH_ADD };
+		IBV_WC_COMP_SWAP, IBV_WC_FETCH_ADD, IBV_WC_ATOMIC_WRITE, IBV_WC_RDMA_WRITE };
 	char what[256], why[512];
 	struct ibv_wc wc;
 	double tb = now();
@@ -1216,18 +1520,25 @@ static void client_batch(int k)
 
 	/* The server's answer to this batch lands here; posted first so it is never RNR'd. */
 	post_ctrl_recv(k);
-	if (s->op == OP_SEND || s->op == OP_WRITE || s->op == OP_WRITEIMM) {
+	if (FILLS_DATA(s->op)) {
 		for (i = 0; i < s->count; i++)
 			pat_fill(data_buf + lslot(s, i), s->size, msg_seed(s->seq0 + i), 0);
 	} else if (s->op == OP_READ) {
 		memset(data_buf, POISON, s->count * s->stride + 64); /* stale data must not pass */
-	} else {
+	} else if (IS_ATOMIC(s->op)) {
 		memset(atom_buf, POISON, 8 * s->count);
 	}
-	client_post_batch(k);
+	if (IS_PLACEMENT(s->op))
+		post_placement_batch(k);
+	else
+		client_post_batch(k);
 
 	/* RC completes the send queue in order: exactly WQE 0, 1, 2, ... */
-	while (got < s->count) {
+	while (got < step_wqes(s)) {
+		/* flush: WQE 2i is the WRITE of message i, 2i+1 its FLUSH */
+		int is_flush = s->op == OP_FLUSH && (got & 1);
+		int want = is_flush ? WC_FLUSH : (int)want_op[s->op];
+
 		snprintf(what, sizeof(what), "%s: completion of WQE %d", step_str(k), got);
 		get_wc(&wc, what);
 		if (WR_TAG(wc.wr_id) == T_CTRL_RECV)
@@ -1235,13 +1546,15 @@ static void client_batch(int k)
 		if (WR_TAG(wc.wr_id) != T_DATA || WR_BATCH(wc.wr_id) != (k & 0xffffff) ||
 		    WR_IDX(wc.wr_id) != (uint32_t)got)
 			die("%s: want the completion of WQE %d, got: %s", step_str(k), got, wc_str(&wc));
-		if (wc.opcode != want_op[s->op])
-			die("%s: want opcode %s: %s", step_str(k), wc_op_str(want_op[s->op]), wc_str(&wc));
+		if ((int)wc.opcode != want)
+			die("%s: want opcode %s: %s", step_str(k), wc_op_str((enum ibv_wc_opcode)want),
+			    wc_str(&wc));
+		/* byte_len of an ATOMIC WRITE or FLUSH completion is not defined: not checked */
 		if ((s->op == OP_READ || IS_ATOMIC(s->op)) && wc.byte_len != s->size)
 			die("%s: want byte_len %" PRIu64 ": %s", step_str(k), s->size, wc_str(&wc));
 		got++;
 		ops_done++;
-		bytes_done += s->size;
+		bytes_done += is_flush ? 0 : s->size;
 	}
 
 	for (i = 0; i < s->count; i++) {
@@ -1371,7 +1684,7 @@ static void server_prep(int k)
 	if (k >= nsteps)
 		return;
 	s = &plan[k];
-	if (s->op == OP_SEND || s->op == OP_WRITE || s->op == OP_WRITEIMM)
+	if (FILLS_DATA(s->op) || s->op == OP_AWRITE)
 		memset(data_buf, POISON, s->count * s->stride + 64);
 	else if (s->op == OP_CAS)
 		__atomic_store_n((uint64_t *)atom_buf, atom_init(s), __ATOMIC_SEQ_CST);
@@ -1415,6 +1728,7 @@ static int server_verify(int k, char *why, size_t wsz)
 	case OP_SEND:
 	case OP_WRITE:
 	case OP_WRITEIMM:
+	case OP_FLUSH:
 		for (i = 0; i < s->count; i++) {
 			uint8_t *p = data_buf + rslot(s, i);
 
@@ -1423,6 +1737,18 @@ static int server_verify(int k, char *why, size_t wsz)
 			if (pat_verify(why, wsz, what, p, s->size, msg_seed(s->seq0 + i), 0) ||
 			    poison_verify(why, wsz, what, p + s->size,
 					  rslot(s, i + 1) - rslot(s, i) - s->size))
+				return 1;
+		}
+		break;
+	case OP_AWRITE:
+		/* each slot holds exactly its 8 bytes; poison up to the next slot */
+		for (i = 0; i < s->count; i++) {
+			uint8_t *p = data_buf + aslot(s, i);
+
+			snprintf(what, sizeof(what), "%s: awrite %d (seq %" PRIu64 ", offset %" PRIu64 ")",
+				 step_str(k), i, s->seq0 + i, aslot(s, i));
+			if (pat_verify(why, wsz, what, p, 8, msg_seed(s->seq0 + i), 0) ||
+			    poison_verify(why, wsz, what, p + 8, aslot(s, i + 1) - aslot(s, i) - 8))
 				return 1;
 		}
 		break;
@@ -1497,7 +1823,7 @@ static void server_batch(int k)
 	}
 	if (server_verify(k, why, sizeof(why)))
 		server_fail(k, why);
-	ops_done += s->count;
+	ops_done += step_wqes(s);
 	bytes_done += s->count * s->size;
 
 	/* The previous answer's buffer is reused two batches later; make sure it is done. */
@@ -1558,6 +1884,12 @@ static void run_server(void)
 	peer.rd = kv_num(line, "rd");
 
 	build_plan();
+	{
+		const char *why = placement_missing();
+
+		if (why)
+			skip("%s", why); /* the client reads it instead of our QP information */
+	}
 	create_resources();
 	qp_connect();
 	gid_to_hex(&my_gid, gh);
@@ -1670,7 +2002,12 @@ int main(int argc, char **argv)
 	if (is_server) {
 		run_server();
 	} else {
+		const char *why;
+
 		build_plan();
+		why = placement_missing();
+		if (why)
+			client_skip(why);
 		create_resources();
 		run_client();
 	}

@@ -19,7 +19,9 @@
 # On an asymmetric configuration (different drivers or kernels) each test runs
 # twice: with A as server (".srv_<A>") and with B as server (".srv_<B>").
 # Both guests record PASS/FAIL/SKIP per test; run-interop merges them (a test
-# passes iff both sides passed).
+# passes iff both sides passed). A test is SKIP either by configuration
+# (SKIPS below) or at run time, when both sides' tools exit with the spec's
+# SKIP_RC (rc_verify: 77, an op one of the devices does not advertise).
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=${SVM_REPO:-$(cd "$HERE/../.." && pwd)}
 # shellcheck source=tests/vm/lib.sh
@@ -134,6 +136,10 @@ relink_mtu() {
 #                line after the last "DISCONNECT EVENT" matches it (rping's
 #                cm_thread exit(255)s when main closes the event channel
 #                under it at teardown, after the run is complete)
+#   SKIP_RC=     optional exit code meaning "cannot run here": when BOTH
+#                sides exit with it (and dmesg is clean) the test is recorded
+#                SKIP, with this side's line matching SKIP_GREP as the reason;
+#                one side alone exiting with it is a failure
 # SRV_IP is the server's IPv4 (10.0.0.N); SRV_IP6 its IPv6; PORT a fresh port.
 _port=19000
 
@@ -157,6 +163,7 @@ _pair_body() { # ROLE NAME TMO SPEC ARGS...
 	[[ -n ${IOP_TRACE:-} && $name =~ $IOP_TRACE ]] && set -x
 	GIDX=$(cat /tmp/iop-gidx)
 	CMD=() READY=none EXPECT=ok GREP= EXIT_RACE=
+	SKIP_RC='' SKIP_GREP=''
 	"$spec" "$role" "$@"
 	out=$RESULTS/tests/$name.$role.out
 	echo "[$(now)] $role ($DRV on $(uname -r)): ${CMD[*]}"
@@ -232,12 +239,24 @@ _pair_body() { # ROLE NAME TMO SPEC ARGS...
 		# Stay in step with the server side (bounded).
 		wait_peer "done.$name" 30 || echo "(server side did not report done within 30s)"
 	fi
+	if [[ $role == srv && -n $SKIP_RC && $rc == "$SKIP_RC" ]]; then
+		# a SKIP needs the client's exit too (a server that skips ends first)
+		wait_peer "done.$name" 30 || echo "(client side did not report done within 30s)"
+	fi
 	local prc
 	prc=$(cat "$SYNC/in/done.$name" 2>/dev/null || echo '?')
 	echo "[$(now)] peer ($(drv_of "$PEER")) exit: $prc"
 	assert_dmesg_clean "test $name"
 	local who=server
 	[[ $role == cli ]] && who=client
+	if [[ -n $SKIP_RC && $rc == "$SKIP_RC" && $prc == "$SKIP_RC" ]]; then
+		# pair() turns this test's PASS into SKIP (run_test only knows PASS/FAIL)
+		local why
+		why=$(grep -m1 -E "${SKIP_GREP:-.}" "$out" || true)
+		info "both sides exit $SKIP_RC: SKIP (${why:-no reason given})"
+		echo "${why:-both sides exit $SKIP_RC}" >"$RESULTS/tests/$name.skip"
+		return 0
+	fi
 	if [[ $EXPECT == clean ]]; then
 		info "outcome: this side ($who, $DRV) exit $rc; peer exit $prc"
 		[[ $rc == timeout ]] && fail "$who still running at the deadline (should have ended)"
@@ -266,6 +285,17 @@ skip_reason() {
 	done
 	return 1
 }
+# After run_test: a test whose both sides exited SKIP_RC (see _pair_body) is
+# recorded SKIP instead of the PASS run_test wrote (its console line stays).
+_runtime_skip() { # NAME
+	local f=$RESULTS/tests/$1.skip why
+	[[ -f $f ]] || return 0
+	why=$(head -n1 "$f")
+	[[ $(tail -n1 "$RESULTS_TXT") == "PASS $_SUITE$1 ("* ]] || return 0
+	sed -i '$d' "$RESULTS_TXT"
+	_T_PASS=$((_T_PASS - 1))
+	_record "SKIP $_SUITE$1: $why"
+}
 pair() {
 	local base=$1 tmo=$2 spec=$3 srv name why
 	shift 3
@@ -289,11 +319,13 @@ pair() {
 		fi
 		PORT=$_port SRV_IP=$(ip_of "$srv") SRV_IP6=$(ip6_of "$srv")
 		export PORT SRV_IP SRV_IP6
+		rm -f "$RESULTS/tests/$name.skip"
 		if [[ $srv == "$ME" ]]; then
 			run_test "$name" "$tmo" _pair_body srv "$name" "$tmo" "$spec" "$@"
 		else
 			run_test "$name" "$tmo" _pair_body cli "$name" "$tmo" "$spec" "$@"
 		fi
+		_runtime_skip "$name"
 	done
 }
 
@@ -383,9 +415,37 @@ s_mckey() {
 	return 0
 }
 
+# rc_verify (tests/traffic/rc_verify.c): RC traffic whose every byte and
+# completion is checked; ARGS (its plan) go to both sides. Both sides exit 77
+# when the plan has an op one of the devices does not advertise: SKIP.
+s_rcv() {
+	local role=$1 rcv
+	shift
+	rcv=$(cat /tmp/iop-rcv 2>/dev/null) || true
+	[[ -n $rcv && -x $rcv ]] || fail "rc_verify not found (setup: build/traffic/rc_verify missing and no gcc in the guest?)"
+	if [[ $role == srv ]]; then CMD=("$rcv" -s); else CMD=("$rcv" -c "$SRV_IP"); fi
+	CMD+=(-d "$DEV" -x "$GIDX" -p "$PORT" -t 60 "$@")
+	READY=tcp:$PORT
+	GREP='^rc_verify: OK'
+	SKIP_RC=77
+	SKIP_GREP='^rc_verify: SKIP'
+	return 0
+}
+
 # One ICMP echo (the guests use the host's root: no iputils, busybox has ping).
 ping1() {
 	if command -v ping >/dev/null; then ping -c1 -W2 "$1"; else /bin/busybox ping -c1 -W2 "$1"; fi
+}
+
+# The traffic tool: run-interop snapshots the host-built binary next to this
+# script; else the tree's build, else compiled here (slow under TCG).
+find_rc_verify() {
+	local c
+	for c in "$HERE/traffic/rc_verify" "$REPO/build/traffic/rc_verify" /tmp/rc_verify; do
+		[[ -x $c ]] && { echo "$c"; return 0; }
+	done
+	[[ -f $REPO/tests/traffic/rc_verify.c ]] || return 1
+	gcc -O2 -Wall -o /tmp/rc_verify "$REPO/tests/traffic/rc_verify.c" -libverbs >&2 && echo /tmp/rc_verify
 }
 
 # --- setup --------------------------------------------------------------------------
@@ -426,6 +486,13 @@ setup() {
 	wait_for 20 roce_v2_gid_index "$(ip6_of "$ME")" || fail "no RoCE v2 GID for $(ip6_of "$ME")"
 	roce_v2_gid_index "$(ip6_of "$ME")" >/tmp/iop-gidx6
 	info "RoCE v2 IPv6 GID index $(cat /tmp/iop-gidx6)"
+	# only the rc_verify tests need it: they fail if it is missing, not setup
+	if find_rc_verify >/tmp/iop-rcv; then
+		info "traffic tool: $(cat /tmp/iop-rcv)"
+	else
+		rm -f /tmp/iop-rcv
+		info "rc_verify not found and not buildable: the rc_verify tests will fail"
+	fi
 }
 
 # Both sides must be at the same point before a phase that changes the links.
@@ -447,8 +514,10 @@ t_mtu() { # MTU [SIDE]: re-create the link at MTU (only on SIDE, if given)
 }
 
 # --- configuration-specific skips (both sides compute the same list) -------------
-# (rxe on 6.1 and 6.12 implements everything exercised here; add
-#  "ERE|reason" entries for modes a driver of this configuration lacks.)
+# (rxe on 6.1 and 6.12 implements everything exercised here but the IBA 1.5
+#  placement ops, which rc_verify_placement SKIPs at run time where a device
+#  does not advertise them; add "ERE|reason" entries for modes a driver of
+#  this configuration lacks.)
 SKIPS=()
 if [[ $IOP_A_DRV == rxe || $IOP_B_DRV == rxe ]]; then
 	# In either direction the pong comes from rdma_rxe's requester, which
@@ -507,7 +576,11 @@ pair mckey 60 s_mckey
 # 5. IPv6
 pair rc_pingpong_ipv6 60 s_pingpong6
 pair rping_ipv6 60 s_rping 4096 v6
-# 6. path MTU: both links at 9000
+# 6. IBA 1.5 memory placement (ATOMIC WRITE, FLUSH), every byte checked;
+#    SKIP where either side's device does not advertise them (6.1, rdma_rxe
+#    or sroce: both exit 77)
+pair rc_verify_placement 90 s_rcv -o write,awrite,flush -S 8,4096,65536
+# 7. path MTU: both links at 9000
 if [[ -z ${IOP_ONLY:-} || mtu =~ $IOP_ONLY ]]; then
 	run_test barrier_mtu9000 320 t_barrier mtu9000
 	run_test mtu_9000 60 t_mtu 9000
