@@ -1030,6 +1030,15 @@ static int uc_connect(struct ibv_qp *qp, uint32_t dqpn, uint32_t psn)
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 }
 
+/* Every byte of b[0, n) is v. */
+static int bytes_are(const char *b, int n, unsigned char v)
+{
+	while (n--)
+		if ((unsigned char)b[n] != v)
+			return 0;
+	return 1;
+}
+
 static int post_send1(struct ibv_qp *qp, uint64_t id, void *buf, uint32_t len,
 		      uint32_t lkey)
 {
@@ -1068,6 +1077,54 @@ static int want_wc(const char *name, struct ibv_cq *cq, uint64_t id,
 		failf(name, "no completion within %d ms, expected wr_id %llu %s",
 		      ms, (unsigned long long)id, st(status));
 	return -1;
+}
+
+/*
+ * C10-143, Table 82: a receive WQE whose buffer the responder may not write
+ * (an L_Key without local write) fails locally: that WQE completes
+ * LOC_PROT_ERR, the QP goes to Error, the receive posted after it is
+ * flushed, and the requester's SEND is NAKed (REM_OP_ERR).  Nothing lands.
+ */
+static void t_recv_local_prot_err(void)
+{
+	const char *name = "recv_local_prot_err_qp_err_flush";
+	struct ibv_mr *ro = NULL;
+	struct pair p;
+	int r;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	ro = ibv_reg_mr(p.pd, p.bufb + 32768, 4096, 0);
+	if (!ro) {
+		failf(name, "setup: read-only reg_mr: %s", strerror(errno));
+		goto out;
+	}
+	r = post_recv1(p.b, 10, p.bufb + 32768, 256, ro->lkey) ?:
+	    post_recv1(p.b, 11, p.bufb, 256, p.mrb->lkey);
+	if (r) {
+		failf(name, "post_recv: got %s, expected 0", errname(r));
+		goto out;
+	}
+	memset(p.bufa, 0x5c, 64);
+	r = post_send1(p.a, 1, p.bufa, 64, p.mra->lkey);
+	if (r) {
+		failf(name, "post_send: got %s, expected 0", errname(r));
+		goto out;
+	}
+	if (want_wc(name, p.cqb, 10, IBV_WC_LOC_PROT_ERR, 10000) ||
+	    want_wc(name, p.cqb, 11, IBV_WC_WR_FLUSH_ERR, 10000) ||
+	    want_wc(name, p.cqa, 1, IBV_WC_REM_OP_ERR, 10000))
+		goto out;
+	if (qp_state(p.b) != IBV_QPS_ERR)
+		failf(name, "responder QP in %s, expected ERR", qps(qp_state(p.b)));
+	else if (!bytes_are(p.bufb, BUF, 0xbb))
+		failf(name, "receive buffers changed");
+	else
+		pass(name);
+out:
+	if (ro)
+		ibv_dereg_mr(ro);
+	pair_down(&p);
 }
 
 /*
@@ -1192,14 +1249,6 @@ static long hw_counter(const char *cname)
 		v = -1;
 	fclose(f);
 	return v;
-}
-
-static int bytes_are(const char *b, int n, unsigned char v)
-{
-	while (n--)
-		if ((unsigned char)b[n] != v)
-			return 0;
-	return 1;
 }
 
 /*
@@ -2495,17 +2544,6 @@ static int local_inv_b(const char *name, struct pair *p, uint32_t rkey,
 	return want_wc_op(name, p->cqb, id, want, IBV_WC_LOCAL_INV, NULL);
 }
 
-/* Every byte of buf[from, to) is v. */
-static int all_bytes(const char *b, size_t from, size_t to, unsigned char v)
-{
-	size_t i;
-
-	for (i = from; i < to; i++)
-		if ((unsigned char)b[i] != v)
-			return 0;
-	return 1;
-}
-
 /* A pair, b's buffer registered again with MW_BIND, and a window of type. */
 static int mw_setup(const char *name, struct pair *p, struct ibv_mr **mr,
 		    struct ibv_mw **mw, enum ibv_mw_type type)
@@ -2618,9 +2656,9 @@ static void t_mw_type1_write_read(void)
 	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 2, p.bufa, 8192,
 		    p.bufb + 4096, mw->rkey, IBV_WC_SUCCESS))
 		goto out;
-	if (!all_bytes(p.bufb, 0, 4096, 0xbb) ||
-	    !all_bytes(p.bufb, 4096, 12288, 0x11) ||
-	    !all_bytes(p.bufb, 12288, BUF, 0xbb)) {
+	if (!bytes_are(p.bufb, 4096, 0xbb) ||
+	    !bytes_are(p.bufb + 4096, 12288 - 4096, 0x11) ||
+	    !bytes_are(p.bufb + 12288, BUF - 12288, 0xbb)) {
 		failf(name, "write: wrong target bytes, expected 0x11 in [4096, 12288) only");
 		goto out;
 	}
@@ -2652,7 +2690,7 @@ static void t_mw_outside(void)
 	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 2, p.bufa, 16,
 		    p.bufb + 12288 - 8, mw->rkey, IBV_WC_REM_ACCESS_ERR))
 		goto out;
-	if (!all_bytes(p.bufb, 0, BUF, 0xbb))
+	if (!bytes_are(p.bufb, BUF, 0xbb))
 		failf(name, "target bytes changed by the refused write");
 	else
 		pass(name);
@@ -2676,7 +2714,7 @@ static void t_mw_not_granted(void)
 	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 2, p.bufa, 64, p.bufb + 64,
 		    mw->rkey, IBV_WC_REM_ACCESS_ERR))
 		goto out;
-	if (!all_bytes(p.bufb, 0, BUF, 0xbb))
+	if (!bytes_are(p.bufb, BUF, 0xbb))
 		failf(name, "target bytes changed by the refused write");
 	else
 		pass(name);
@@ -2723,7 +2761,7 @@ static void t_mw_rebind_old_key(void)
 	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 3, p.bufa, 64, p.bufb,
 		    old, IBV_WC_REM_ACCESS_ERR))
 		goto out;
-	if (!all_bytes(p.bufb, 0, BUF, 0xbb))
+	if (!bytes_are(p.bufb, BUF, 0xbb))
 		failf(name, "target bytes changed through the old rkey");
 	else
 		pass(name);
@@ -2785,9 +2823,9 @@ static void t_mw_type2_write(void)
 	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 2, p.bufa, 64, p.bufb + 100,
 		    rkey, IBV_WC_SUCCESS))
 		goto out;
-	if (!all_bytes(p.bufb, 0, 100, 0xbb) ||
-	    !all_bytes(p.bufb, 100, 164, 0x66) ||
-	    !all_bytes(p.bufb, 164, BUF, 0xbb))
+	if (!bytes_are(p.bufb, 100, 0xbb) ||
+	    !bytes_are(p.bufb + 100, 164 - 100, 0x66) ||
+	    !bytes_are(p.bufb + 164, BUF - 164, 0xbb))
 		failf(name, "wrong target bytes, expected 64 bytes of 0x66 at 100");
 	else
 		pass(name);
@@ -2848,7 +2886,7 @@ static void t_mw_type2_local_inv(void)
 	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 3, p.bufa, 64, p.bufb,
 		    rkey, IBV_WC_REM_ACCESS_ERR))
 		goto out;
-	if (!all_bytes(p.bufb, 0, BUF, 0xbb))
+	if (!bytes_are(p.bufb, BUF, 0xbb))
 		failf(name, "target bytes changed through the invalidated rkey");
 	else
 		pass(name);
@@ -2900,7 +2938,7 @@ static void t_mw_type2_send_inv(void)
 	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 3, p.bufa, 64, p.bufb,
 		    rkey, IBV_WC_REM_ACCESS_ERR))
 		goto out;
-	if (!all_bytes(p.bufb, 0, 32768, 0xbb))
+	if (!bytes_are(p.bufb, 32768, 0xbb))
 		failf(name, "target bytes changed through the invalidated rkey");
 	else
 		pass(name);
@@ -3070,7 +3108,7 @@ static void t_mw_type1_zero_len(void)
 	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 3, p.bufa, 64, p.bufb,
 		    mw->rkey, IBV_WC_REM_ACCESS_ERR))
 		goto out;
-	if (!all_bytes(p.bufb, 0, BUF, 0xbb))
+	if (!bytes_are(p.bufb, BUF, 0xbb))
 		failf(name, "target bytes changed through an unbound window");
 	else
 		pass(name);
@@ -3273,8 +3311,8 @@ static void t_atomic_write_ok(void)
 	if (want_wc_op(name, p.cqa, 901, IBV_WC_SUCCESS, IBV_WC_ATOMIC_WRITE,
 		       NULL))
 		goto out;
-	if (memcmp(p.bufb + 64, aw_val, 8) || !all_bytes(p.bufb, 0, 64, 0xbb) ||
-	    !all_bytes(p.bufb, 72, BUF, 0xbb))
+	if (memcmp(p.bufb + 64, aw_val, 8) || !bytes_are(p.bufb, 64, 0xbb) ||
+	    !bytes_are(p.bufb + 72, BUF - 72, 0xbb))
 		failf(name, "target bytes wrong: expected 11..88 at offset 64 and 0xbb elsewhere");
 	else
 		pass(name);
@@ -3303,7 +3341,7 @@ static void t_atomic_write_unaligned(void)
 	if (want_wc_op(name, p.cqa, 902, IBV_WC_REM_INV_REQ_ERR, -1, NULL) ||
 	    want_a_err(name, &p))
 		goto out;
-	if (!all_bytes(p.bufb, 0, BUF, 0xbb))
+	if (!bytes_are(p.bufb, BUF, 0xbb))
 		failf(name, "the target changed although the request was refused");
 	else
 		pass(name);
@@ -3339,7 +3377,7 @@ static void t_atomic_write_no_access(void)
 	if (want_wc_op(name, p.cqa, 903, IBV_WC_REM_ACCESS_ERR, -1, NULL) ||
 	    want_a_err(name, &p))
 		goto out;
-	if (!all_bytes(p.bufb, 0, BUF, 0xbb))
+	if (!bytes_are(p.bufb, BUF, 0xbb))
 		failf(name, "the target changed although access was refused");
 	else
 		pass(name);
@@ -3390,7 +3428,7 @@ static void t_flush_ok(void)
 	}
 	if (want_wc_op(name, p.cqa, 912, IBV_WC_SUCCESS, WC_FLUSH, NULL))
 		goto out;
-	if (!all_bytes(p.bufb, 4096, 8192, 0x3c) || !all_bytes(p.bufb, 0, 4096, 0xbb))
+	if (!bytes_are(p.bufb + 4096, 8192 - 4096, 0x3c) || !bytes_are(p.bufb, 4096, 0xbb))
 		failf(name, "target bytes wrong after WRITE + FLUSH");
 	else
 		pass(name);
@@ -3461,7 +3499,7 @@ static void t_flush_unadvertised(void)
 	else if (wc.wr_id != 930 || wc.status == IBV_WC_SUCCESS)
 		failf(name, "got wr_id %llu status %s, expected wr_id 930 in error",
 		      (unsigned long long)wc.wr_id, st(wc.status));
-	else if (!all_bytes(p.bufb, 0, BUF, 0xbb))
+	else if (!bytes_are(p.bufb, BUF, 0xbb))
 		failf(name, "the target changed");
 	else
 		pass(name);
@@ -3616,6 +3654,7 @@ int main(int argc, char **argv)
 	t_write_bad_rkey();
 	t_rnr();
 	t_sqd_drain();
+	t_recv_local_prot_err();
 	t_uc_sqe();
 	t_ud_sqe();
 	t_rtr_incoming();
