@@ -3162,6 +3162,631 @@ out:
 	mw_down(&p, mr, mw);
 }
 
+/*
+ * Two more connected QPs, c -> d, in the pair's PD, each with its own CQ:
+ * QPs of the PD other than the one a type 2B window is bound to.
+ */
+struct xqp {
+	struct ibv_cq *cqc, *cqd;
+	struct ibv_qp *c, *d;
+};
+
+static int xqp_up(const char *name, struct ibv_pd *pd, struct xqp *x)
+{
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		  IBV_ACCESS_REMOTE_READ;
+	int rc;
+
+	x->cqc = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	x->cqd = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	x->c = x->cqc ? mk_qp(pd, x->cqc, cap_ok, NULL) : NULL;
+	x->d = x->cqd ? mk_qp(pd, x->cqd, cap_ok, NULL) : NULL;
+	if (!x->c || !x->d) {
+		failf(name, "setup: second pair of the PD: %s", strerror(errno));
+		return -1;
+	}
+	rc = to_init(x->c, acc) ?: to_init(x->d, acc) ?:
+	     to_rtr(x->c, x->d->qp_num, 0x5000) ?:
+	     to_rtr(x->d, x->c->qp_num, 0x6000) ?:
+	     to_rts(x->c, 0x6000, 7) ?: to_rts(x->d, 0x5000, 7);
+	if (rc)
+		failf(name, "setup: connecting the second pair: %s", errname(rc));
+	return rc;
+}
+
+static void xqp_down(struct xqp *x)
+{
+	if (x->c)
+		ibv_destroy_qp(x->c);
+	if (x->d)
+		ibv_destroy_qp(x->d);
+	if (x->cqc)
+		ibv_destroy_cq(x->cqc);
+	if (x->cqd)
+		ibv_destroy_cq(x->cqd);
+	memset(x, 0, sizeof(*x));
+}
+
+/*
+ * C10-70: once ibv_dealloc_mw of a bound window returns, a WRITE through
+ * its last R_Key completes REM_ACCESS_ERR and writes nothing (the key
+ * worked just before).
+ */
+static void t_mw_dealloc_bound(enum ibv_mw_type type, const char *name)
+{
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+	uint32_t rkey;
+	int r;
+
+	if (mw_setup(name, &p, &mr, &mw, type))
+		goto out;
+	if (type == IBV_MW_TYPE_1) {
+		if (mw_bind1(name, &p, mw, mr, p.bufb, 4096,
+			     IBV_ACCESS_REMOTE_WRITE, 1, IBV_WC_SUCCESS))
+			goto out;
+		rkey = mw->rkey;
+	} else if (mw_bind2(name, &p, mw, mr, p.bufb, 4096,
+			    IBV_ACCESS_REMOTE_WRITE, 1, IBV_WC_SUCCESS, &rkey)) {
+		goto out;
+	}
+	memset(p.bufa, 0x21, 64);
+	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 2, p.bufa, 64, p.bufb + 64,
+		    rkey, IBV_WC_SUCCESS))
+		goto out;
+	if (!bytes_are(p.bufb + 64, 64, 0x21)) {
+		failf(name, "the write before dealloc_mw did not land");
+		goto out;
+	}
+	memset(p.bufb, 0xbb, BUF);
+	r = ibv_dealloc_mw(mw);
+	mw = NULL;
+	if (r) {
+		failf(name, "dealloc_mw of a bound window: got %s, expected 0",
+		      errname(r));
+		goto out;
+	}
+	memset(p.bufa, 0x23, 64);
+	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 3, p.bufa, 64, p.bufb + 64,
+		    rkey, IBV_WC_REM_ACCESS_ERR))
+		goto out;
+	if (!bytes_are(p.bufb, BUF, 0xbb))
+		failf(name, "target bytes changed through a deallocated window");
+	else
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+/*
+ * C10-66.2.5, o10-37.2.41: three windows on one region, overlapping
+ * ranges, independent rights: type 1 W1 on [0, 8192) with remote write
+ * only, type 1 W3 on [2048, 6144) and type 2B W2 on [4096, 12288), both
+ * remote read only.  A write through W1 lands in the overlap, reads
+ * through W2 and W3 return the region's bytes; then, each on new QPs
+ * (an error ends both), writes through W2 and W3 and a read through W1
+ * fail REM_ACCESS_ERR and change nothing.
+ */
+static void t_mw_two_windows(void)
+{
+	const char *name = "mw_windows_overlap_own_rights";
+	struct ibv_mw *mw2 = NULL, *mw3 = NULL;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+	uint32_t rkey2;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_1))
+		goto out;
+	mw2 = ibv_alloc_mw(p.pd, IBV_MW_TYPE_2);
+	mw3 = ibv_alloc_mw(p.pd, IBV_MW_TYPE_1);
+	if (!mw2 || !mw3) {
+		failf(name, "ibv_alloc_mw: %s", strerror(errno));
+		goto out;
+	}
+	if (mw_bind1(name, &p, mw, mr, p.bufb, 8192, IBV_ACCESS_REMOTE_WRITE,
+		     1, IBV_WC_SUCCESS) ||
+	    mw_bind2(name, &p, mw2, mr, p.bufb + 4096, 8192,
+		     IBV_ACCESS_REMOTE_READ, 2, IBV_WC_SUCCESS, &rkey2) ||
+	    mw_bind1(name, &p, mw3, mr, p.bufb + 2048, 4096,
+		     IBV_ACCESS_REMOTE_READ, 3, IBV_WC_SUCCESS))
+		goto out;
+	memset(p.bufa, 0x31, 4096);
+	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 4, p.bufa, 4096,
+		    p.bufb + 4096, mw->rkey, IBV_WC_SUCCESS))
+		goto out;
+	if (!bytes_are(p.bufb, 4096, 0xbb) ||
+	    !bytes_are(p.bufb + 4096, 4096, 0x31) ||
+	    !bytes_are(p.bufb + 8192, BUF - 8192, 0xbb)) {
+		failf(name, "write through W1: wrong target bytes, expected 0x31 in [4096, 8192) only");
+		goto out;
+	}
+	if (mw_rdma(name, &p, IBV_WR_RDMA_READ, 5, p.bufa + 16384, 8192,
+		    p.bufb + 4096, rkey2, IBV_WC_SUCCESS))
+		goto out;
+	if (memcmp(p.bufa + 16384, p.bufb + 4096, 8192)) {
+		failf(name, "read through W2: bytes differ from the region's");
+		goto out;
+	}
+	if (mw_rdma(name, &p, IBV_WR_RDMA_READ, 6, p.bufa + 32768, 4096,
+		    p.bufb + 2048, mw3->rkey, IBV_WC_SUCCESS))
+		goto out;
+	if (memcmp(p.bufa + 32768, p.bufb + 2048, 4096)) {
+		failf(name, "read through W3: bytes differ from the region's");
+		goto out;
+	}
+	memset(p.bufa, 0x33, 64);
+	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 7, p.bufa, 64,
+		    p.bufb + 4096, rkey2, IBV_WC_REM_ACCESS_ERR))
+		goto out;
+	if (pair_renew(name, &p) ||
+	    mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 8, p.bufa, 64,
+		    p.bufb + 2048, mw3->rkey, IBV_WC_REM_ACCESS_ERR))
+		goto out;
+	if (!bytes_are(p.bufb, 4096, 0xbb) ||
+	    !bytes_are(p.bufb + 4096, 4096, 0x31) ||
+	    !bytes_are(p.bufb + 8192, BUF - 8192, 0xbb)) {
+		failf(name, "target bytes changed by a refused write through a read-only window");
+		goto out;
+	}
+	if (pair_renew(name, &p))
+		goto out;
+	memset(p.bufa + 49152, 0x5a, 4096);
+	if (mw_rdma(name, &p, IBV_WR_RDMA_READ, 9, p.bufa + 49152, 4096,
+		    p.bufb + 4096, mw->rkey, IBV_WC_REM_ACCESS_ERR))
+		goto out;
+	if (!bytes_are(p.bufa + 49152, 4096, 0x5a))
+		failf(name, "the refused read through W1 placed bytes");
+	else
+		pass(name);
+out:
+	if (mw2)
+		ibv_dealloc_mw(mw2);
+	if (mw3)
+		ibv_dealloc_mw(mw3);
+	mw_down(&p, mr, mw);
+}
+
+/*
+ * C10-76.2.1: a type 1 window of PD 1, accessed by a QP of PD 2 (a second
+ * loopback pair, both QPs in PD 2): REM_ACCESS_ERR, nothing written; the
+ * same R_Key works from the window's PD.
+ */
+static void t_mw_type1_other_pd(void)
+{
+	const char *name = "mw_type1_access_other_pd_refused";
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p, p2;
+
+	memset(&p2, 0, sizeof(p2));
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_1) ||
+	    mw_bind1(name, &p, mw, mr, p.bufb, 4096, IBV_ACCESS_REMOTE_WRITE,
+		     1, IBV_WC_SUCCESS))
+		goto out;
+	memset(p.bufa, 0x41, 64);
+	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 2, p.bufa, 64, p.bufb,
+		    mw->rkey, IBV_WC_SUCCESS))
+		goto out;
+	if (pair_up(name, &p2, 7))
+		goto out;
+	memset(p2.bufa, 0x42, 64);
+	if (mw_rdma(name, &p2, IBV_WR_RDMA_WRITE, 3, p2.bufa, 64,
+		    p.bufb + 1024, mw->rkey, IBV_WC_REM_ACCESS_ERR))
+		goto out;
+	if (!bytes_are(p.bufb, 64, 0x41) ||
+	    !bytes_are(p.bufb + 64, BUF - 64, 0xbb))
+		failf(name, "target bytes changed by the access from another PD");
+	else
+		pass(name);
+out:
+	pair_down(&p2);
+	mw_down(&p, mr, mw);
+}
+
+/*
+ * o10-37.2.43, o10-37.2.30: a type 2B window bound through b is accessed
+ * by another QP of the PD (c -> d): REM_ACCESS_ERR, nothing written; the
+ * window stays valid for b (a -> b writes through it before and after).
+ */
+static void t_mw_type2_other_qp(void)
+{
+	const char *name = "mw_type2_access_by_other_qp_refused";
+	struct xqp x = { 0 };
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+	uint32_t rkey;
+	int r;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_2) ||
+	    mw_bind2(name, &p, mw, mr, p.bufb, 4096, IBV_ACCESS_REMOTE_WRITE,
+		     1, IBV_WC_SUCCESS, &rkey))
+		goto out;
+	memset(p.bufa, 0x43, 64);
+	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 2, p.bufa, 64, p.bufb,
+		    rkey, IBV_WC_SUCCESS) ||
+	    xqp_up(name, p.pd, &x))
+		goto out;
+	memset(p.bufa + 4096, 0x44, 64);
+	r = rdma1(x.c, IBV_WR_RDMA_WRITE, 3, p.bufa + 4096, 64, p.mra->lkey,
+		  p.bufb + 1024, rkey);
+	if (r) {
+		failf(name, "post_send on c: got %s, expected 0", errname(r));
+		goto out;
+	}
+	if (want_wc_op(name, x.cqc, 3, IBV_WC_REM_ACCESS_ERR, -1, NULL))
+		goto out;
+	if (!bytes_are(p.bufb, 64, 0x43) ||
+	    !bytes_are(p.bufb + 64, BUF - 64, 0xbb)) {
+		failf(name, "target bytes changed by the access through another QP");
+		goto out;
+	}
+	memset(p.bufa + 8192, 0x45, 64);
+	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 4, p.bufa + 8192, 64,
+		    p.bufb + 2048, rkey, IBV_WC_SUCCESS))
+		goto out;
+	if (!bytes_are(p.bufb + 2048, 64, 0x45))
+		failf(name, "the write through the bound QP after the refusal did not land");
+	else
+		pass(name);
+out:
+	xqp_down(&x);
+	mw_down(&p, mr, mw);
+}
+
+/*
+ * o10-37.2.39, o10-37.2.44, o10-37.2.30: a SEND with Invalidate naming a
+ * valid type 2B window bound to b, received by another QP of the PD (d):
+ * the sender completes REM_INV_REQ_ERR, d's receive does not complete
+ * successfully and d is in Error, and the window is not invalidated: a
+ * write from a to b through the same R_Key lands.  (sroce places the
+ * message before it invalidates, o10-37.2.21, so d's buffer may hold it.)
+ */
+static void t_mw_type2_send_inv_other_qp(void)
+{
+	const char *name = "mw_type2_send_with_inv_other_qp_refused";
+	struct ibv_send_wr wr = { .wr_id = 3, .opcode = IBV_WR_SEND_WITH_INV,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct xqp x = { 0 };
+	struct ibv_sge sge;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+	struct pair p;
+	uint32_t rkey;
+	int r;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_2) ||
+	    mw_bind2(name, &p, mw, mr, p.bufb, 4096, IBV_ACCESS_REMOTE_WRITE,
+		     1, IBV_WC_SUCCESS, &rkey) ||
+	    xqp_up(name, p.pd, &x))
+		goto out;
+	r = post_recv1(x.d, 10, p.bufb + 32768, 256, p.mrb->lkey);
+	if (r) {
+		failf(name, "post_recv on d: got %s, expected 0", errname(r));
+		goto out;
+	}
+	memset(p.bufa, 0x46, 16);
+	sge = (struct ibv_sge){ (uintptr_t)p.bufa, 16, p.mra->lkey };
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.invalidate_rkey = rkey;
+	r = ibv_post_send(x.c, &wr, &bad);
+	if (r) {
+		failf(name, "post_send SEND_WITH_INV on c: got %s, expected 0",
+		      errname(r));
+		goto out;
+	}
+	if (want_wc_op(name, x.cqc, 3, IBV_WC_REM_INV_REQ_ERR, -1, NULL))
+		goto out;
+	r = poll1(x.cqd, &wc, 10000);
+	if (r != 1 || wc.wr_id != 10 || wc.status == IBV_WC_SUCCESS) {
+		failf(name, "d's receive: got %s, expected an error completion",
+		      r == 1 ? st(wc.status) : "no completion");
+		goto out;
+	}
+	if (qp_state(x.d) != IBV_QPS_ERR) {
+		failf(name, "d in %s after the refused invalidation, expected ERR",
+		      qps(qp_state(x.d)));
+		goto out;
+	}
+	/* d's buffer is not checked: the statement does not cover it */
+	memset(p.bufa + 4096, 0x47, 64);
+	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 4, p.bufa + 4096, 64,
+		    p.bufb + 128, rkey, IBV_WC_SUCCESS))
+		goto out;
+	if (!bytes_are(p.bufb + 128, 64, 0x47))
+		failf(name, "the write through the window after the refused invalidation did not land");
+	else
+		pass(name);
+out:
+	xqp_down(&x);
+	mw_down(&p, mr, mw);
+}
+
+/*
+ * C10-66.2.3, o10-37.2.25: ibv_bind_mw of a type 1 window on a, then at
+ * once, without waiting for the bind's completion, a WRITE on a through
+ * the new R_Key: the bind completes first, the WRITE succeeds and lands.
+ */
+static void t_mw_type1_bind_then_write(void)
+{
+	const char *name = "mw_type1_bind_then_write_back_to_back";
+	struct ibv_mw_bind b = { .wr_id = 1, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+	uint32_t old;
+	int r;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_1))
+		goto out;
+	old = mw->rkey;
+	b.bind_info.mr = mr;
+	b.bind_info.addr = (uintptr_t)p.bufb + 4096;
+	b.bind_info.length = 4096;
+	b.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	memset(p.bufa, 0x51, 4096);
+	r = ibv_bind_mw(p.a, mw, &b);
+	if (r) {
+		failf(name, "ibv_bind_mw on a: got %s, expected 0", errname(r));
+		goto out;
+	}
+	if (mw->rkey == old) {
+		failf(name, "ibv_bind_mw left the rkey unchanged (0x%x)", old);
+		goto out;
+	}
+	r = rdma1(p.a, IBV_WR_RDMA_WRITE, 2, p.bufa, 4096, p.mra->lkey,
+		  p.bufb + 4096, mw->rkey);
+	if (r) {
+		failf(name, "post_send WRITE: got %s, expected 0", errname(r));
+		goto out;
+	}
+	if (want_wc_op(name, p.cqa, 1, IBV_WC_SUCCESS, IBV_WC_BIND_MW, NULL) ||
+	    want_wc_op(name, p.cqa, 2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, NULL))
+		goto out;
+	if (!bytes_are(p.bufb, 4096, 0xbb) ||
+	    !bytes_are(p.bufb + 4096, 4096, 0x51) ||
+	    !bytes_are(p.bufb + 8192, BUF - 8192, 0xbb))
+		failf(name, "wrong target bytes, expected 0x51 in [4096, 8192) only");
+	else
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+/*
+ * o10-37.2.36: one ibv_post_send chain on a QP q connected to itself:
+ * a BIND_MW of a type 2B window (bound to q), then a WRITE through its
+ * new R_Key, which q also receives: the bind completes first, the WRITE
+ * succeeds and lands.
+ */
+static void t_mw_type2_bind_then_write(void)
+{
+	const char *name = "mw_type2_bind_then_write_one_chain";
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		  IBV_ACCESS_REMOTE_READ;
+	struct ibv_send_wr bw = { .wr_id = 1, .opcode = IBV_WR_BIND_MW,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr ww = { .wr_id = 2, .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_qp *q = NULL;
+	struct ibv_cq *cq = NULL;
+	struct ibv_sge sge;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+	int r;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_2))
+		goto out;
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	q = cq ? mk_qp(p.pd, cq, cap_ok, NULL) : NULL;
+	if (!q) {
+		failf(name, "setup: qp: %s", strerror(errno));
+		goto out;
+	}
+	r = to_init(q, acc) ?: to_rtr(q, q->qp_num, 0x7000) ?:
+	    to_rts(q, 0x7000, 7);
+	if (r) {
+		failf(name, "setup: connecting q to itself: %s", errname(r));
+		goto out;
+	}
+	bw.bind_mw.mw = mw;
+	bw.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	bw.bind_mw.bind_info.mr = mr;
+	bw.bind_mw.bind_info.addr = (uintptr_t)p.bufb + 4096;
+	bw.bind_mw.bind_info.length = 4096;
+	bw.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	memset(p.bufa, 0x52, 4096);
+	sge = (struct ibv_sge){ (uintptr_t)p.bufa, 4096, p.mra->lkey };
+	ww.sg_list = &sge;
+	ww.num_sge = 1;
+	ww.wr.rdma.remote_addr = (uintptr_t)p.bufb + 4096;
+	ww.wr.rdma.rkey = bw.bind_mw.rkey;
+	bw.next = &ww;
+	r = ibv_post_send(q, &bw, &bad);
+	if (r) {
+		failf(name, "post_send BIND_MW + WRITE: got %s, expected 0",
+		      errname(r));
+		goto out;
+	}
+	if (want_wc_op(name, cq, 1, IBV_WC_SUCCESS, IBV_WC_BIND_MW, NULL) ||
+	    want_wc_op(name, cq, 2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, NULL))
+		goto out;
+	if (!bytes_are(p.bufb, 4096, 0xbb) ||
+	    !bytes_are(p.bufb + 4096, 4096, 0x52) ||
+	    !bytes_are(p.bufb + 8192, BUF - 8192, 0xbb))
+		failf(name, "wrong target bytes, expected 0x52 in [4096, 8192) only");
+	else
+		pass(name);
+out:
+	if (q)
+		ibv_destroy_qp(q);
+	if (cq)
+		ibv_destroy_cq(cq);
+	mw_down(&p, mr, mw);
+}
+
+
+/* SEND with Invalidate of rkey on a (to b); want: a's completion status. */
+static int send_inv(const char *name, struct pair *p, uint64_t id,
+		    uint32_t rkey, enum ibv_wc_status want)
+{
+	struct ibv_send_wr wr = { .wr_id = id, .opcode = IBV_WR_SEND_WITH_INV,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_sge sge = { (uintptr_t)p->bufa, 16, p->mra->lkey };
+	int r;
+
+	r = post_recv1(p->b, id + 100, p->bufb + 32768, 256, p->mrb->lkey);
+	if (r) {
+		failf(name, "post_recv: got %s, expected 0", errname(r));
+		return -1;
+	}
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.invalidate_rkey = rkey;
+	r = ibv_post_send(p->a, &wr, &bad);
+	if (r) {
+		failf(name, "post_send SEND_WITH_INV: got %s, expected 0", errname(r));
+		return -1;
+	}
+	return want_wc_op(name, p->cqa, id, want,
+			  want == IBV_WC_SUCCESS ? IBV_WC_SEND : -1, NULL);
+}
+
+/*
+ * o10-37.2.30, o10-37.2.44: invalidating a Free type 2B window of the
+ * QP's PD is a no-op that succeeds: LOCAL_INV on b, then a SEND with
+ * Invalidate to b (b's receive reports WITH_INV and the key); the window
+ * is still Free: a bind on b then succeeds and a write through it lands.
+ */
+static void t_mw_type2_inv_free(void)
+{
+	const char *name = "mw_type2_invalidate_free_window_noop";
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+	struct pair p;
+	uint32_t rkey;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_2) ||
+	    local_inv_b(name, &p, mw->rkey, 1, IBV_WC_SUCCESS) ||
+	    send_inv(name, &p, 2, mw->rkey, IBV_WC_SUCCESS) ||
+	    want_wc_op(name, p.cqb, 102, IBV_WC_SUCCESS, IBV_WC_RECV, &wc))
+		goto out;
+	if (!(wc.wc_flags & IBV_WC_WITH_INV) || wc.invalidated_rkey != mw->rkey) {
+		failf(name, "recv wc_flags 0x%x rkey 0x%x, expected WITH_INV and 0x%x",
+		      wc.wc_flags, wc.invalidated_rkey, mw->rkey);
+		goto out;
+	}
+	if (mw_bind2(name, &p, mw, mr, p.bufb, 4096, IBV_ACCESS_REMOTE_WRITE,
+		     3, IBV_WC_SUCCESS, &rkey))
+		goto out;
+	memset(p.bufa, 0x48, 64);
+	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 4, p.bufa, 64, p.bufb + 64,
+		    rkey, IBV_WC_SUCCESS))
+		goto out;
+	if (!bytes_are(p.bufb + 64, 64, 0x48))
+		failf(name, "the write through the window bound after the invalidations did not land");
+	else
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+/*
+ * o10-37.2.44, o10-37.2.30: a SEND with Invalidate naming a Free type 2B
+ * window of another PD than the receiving QP's is refused: the sender
+ * completes REM_INV_REQ_ERR.
+ */
+static void t_mw_type2_inv_free_other_pd(void)
+{
+	const char *name = "mw_type2_send_with_inv_free_other_pd_refused";
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p, p2;
+
+	memset(&p2, 0, sizeof(p2));
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_2) ||
+	    pair_up(name, &p2, 7))
+		goto out;
+	if (!send_inv(name, &p2, 2, mw->rkey, IBV_WC_REM_INV_REQ_ERR))
+		pass(name);
+out:
+	pair_down(&p2);
+	mw_down(&p, mr, mw);
+}
+
+/*
+ * o10-37.2.30: a type 2B bind needs a Free window: a second bind WR of a
+ * Valid window (on the QP it is bound to) completes MW_BIND_ERR.
+ */
+static void t_mw_type2_bind_valid(void)
+{
+	const char *name = "mw_type2_bind_valid_window_refused";
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+	uint32_t rkey;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_2) ||
+	    mw_bind2(name, &p, mw, mr, p.bufb, 4096, IBV_ACCESS_REMOTE_WRITE,
+		     1, IBV_WC_SUCCESS, &rkey))
+		goto out;
+	mw->rkey = rkey;
+	if (!mw_bind2(name, &p, mw, mr, p.bufb + 8192, 4096,
+		      IBV_ACCESS_REMOTE_WRITE, 2, IBV_WC_MW_BIND_ERR, NULL))
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+/*
+ * o10-37.2.30: the QP a type 2B window is bound to may be reset and
+ * destroyed while the window stays bound: both succeed, and so does
+ * ibv_dealloc_mw of the window afterwards.
+ */
+static void t_mw_type2_qp_gone(void)
+{
+	const char *name = "mw_type2_bound_qp_reset_and_destroy";
+	struct ibv_qp_attr ra = { .qp_state = IBV_QPS_RESET };
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+	uint32_t rkey;
+	int r;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_2) ||
+	    mw_bind2(name, &p, mw, mr, p.bufb, 4096, IBV_ACCESS_REMOTE_WRITE,
+		     1, IBV_WC_SUCCESS, &rkey))
+		goto out;
+	r = ibv_modify_qp(p.b, &ra, IBV_QP_STATE);
+	if (r) {
+		failf(name, "modify_qp to RESET with a window bound: got %s, expected 0",
+		      errname(r));
+		goto out;
+	}
+	r = ibv_destroy_qp(p.b);
+	if (r) {
+		failf(name, "destroy_qp with a window bound: got %s, expected 0",
+		      errname(r));
+		goto out;
+	}
+	p.b = NULL;
+	r = ibv_dealloc_mw(mw);
+	mw = NULL;
+	if (r)
+		failf(name, "dealloc_mw after its QP is gone: got %s, expected 0",
+		      errname(r));
+	else
+		pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
 static void t_mw(void)
 {
 	t_mw_advertised();
@@ -3184,6 +3809,18 @@ static void t_mw(void)
 	t_mw_bind_outside_mr();
 	t_mw_bind_other_pd();
 	t_mw_type1_zero_len();
+	t_mw_dealloc_bound(IBV_MW_TYPE_1, "mw_type1_dealloc_bound_then_access");
+	t_mw_dealloc_bound(IBV_MW_TYPE_2, "mw_type2_dealloc_bound_then_access");
+	t_mw_two_windows();
+	t_mw_type1_other_pd();
+	t_mw_type2_other_qp();
+	t_mw_type2_send_inv_other_qp();
+	t_mw_type1_bind_then_write();
+	t_mw_type2_bind_then_write();
+	t_mw_type2_inv_free();
+	t_mw_type2_inv_free_other_pd();
+	t_mw_type2_bind_valid();
+	t_mw_type2_qp_gone();
 }
 
 /* ---------------------------------------------------------------------- */
