@@ -246,6 +246,7 @@ _pair_body() { # ROLE NAME TMO SPEC ARGS...
 	local prc
 	prc=$(cat "$SYNC/in/done.$name" 2>/dev/null || echo '?')
 	echo "[$(now)] peer ($(drv_of "$PEER")) exit: $prc"
+	[[ -n ${STRESS_DYNDBG:-} ]] && echo "counters: $("$RDMA" statistic show link "$DEV/1" 2>&1)"
 	assert_dmesg_clean "test $name"
 	local who=server
 	[[ $role == cli ]] && who=client
@@ -472,6 +473,11 @@ setup() {
 	"$IP" link set "$NETDEV" allmulticast on
 	info "[$(now)] modprobe $MOD"
 	"$MODPROBE" "$MOD"
+	# STRESS_DYNDBG=1 (run-interop passes STRESS_*): either driver's debug
+	# messages go to dmesg, and every pair test logs the link counters
+	if [[ -n ${STRESS_DYNDBG:-} ]]; then
+		echo "module $MOD +p" >/proc/dynamic_debug/control || info "no dynamic debug"
+	fi
 	ensure_link
 	info "[$(now)] link up"
 	"$RDMA" link show
@@ -515,8 +521,8 @@ t_mtu() { # MTU [SIDE]: re-create the link at MTU (only on SIDE, if given)
 
 # --- configuration-specific skips (both sides compute the same list) -------------
 # (rxe on 6.1 and 6.12 implements everything exercised here but the IBA 1.5
-#  placement ops, which rc_verify_placement SKIPs at run time where a device
-#  does not advertise them; add "ERE|reason" entries for modes a driver of
+#  placement ops, which rc_verify_awrite/flush SKIP at run time where a
+#  device does not advertise them; add "ERE|reason" entries for modes a driver of
 #  this configuration lacks.)
 SKIPS=()
 if [[ $IOP_A_DRV == rxe || $IOP_B_DRV == rxe ]]; then
@@ -524,6 +530,10 @@ if [[ $IOP_A_DRV == rxe || $IOP_B_DRV == rxe ]]; then
 	# retries a send its link cannot carry without end; the passive
 	# ibv_rc_pingpong then waits forever.  sroce-sroce checks the clean end.
 	SKIPS+=("mtu_mismatch_.*|rdma_rxe's requester never completes a send its 1500-MTU link cannot carry (no completion error within 90s), so ibv_rc_pingpong never ends; checked in sroce-sroce (see Documentation/interop.md)")
+	# rxe's opcode table gives RC_FLUSH no payload offset, so its ICRC of a
+	# FLUSH covers BTH, FETH and RETH a second time: sroce counts every
+	# rxe FLUSH as rcvd_icrc_err, and rxe drops sroce's (standard) ones.
+	SKIPS+=("rc_verify_flush|rdma_rxe (6.12) computes a FLUSH packet's ICRC over its headers twice, so no standard peer interoperates on FLUSH; checked in sroce-sroce (see Documentation/interop.md)")
 fi
 
 # --- the suite -----------------------------------------------------------------------
@@ -579,7 +589,8 @@ pair rping_ipv6 60 s_rping 4096 v6
 # 6. IBA 1.5 memory placement (ATOMIC WRITE, FLUSH), every byte checked;
 #    SKIP where either side's device does not advertise them (6.1, rdma_rxe
 #    or sroce: both exit 77)
-pair rc_verify_placement 90 s_rcv -o write,awrite,flush -S 8,4096,65536
+pair rc_verify_awrite 90 s_rcv -o write,awrite -S 8,4096
+pair rc_verify_flush 90 s_rcv -o write,flush -S 8,4096,65536
 # 7. path MTU: both links at 9000
 if [[ -z ${IOP_ONLY:-} || mtu =~ $IOP_ONLY ]]; then
 	run_test barrier_mtu9000 320 t_barrier mtu9000
