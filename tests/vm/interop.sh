@@ -298,7 +298,7 @@ _runtime_skip() { # NAME
 	_record "SKIP $_SUITE$1: $why"
 }
 pair() {
-	local base=$1 tmo=$2 spec=$3 srv name why
+	local base=$1 tmo=$(($2 * DBG_SCALE)) spec=$3 srv name why
 	shift 3
 	if [[ -n ${IOP_ONLY:-} && ! $base =~ $IOP_ONLY ]]; then return 0; fi
 	local sides=(A)

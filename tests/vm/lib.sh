@@ -75,6 +75,10 @@ _record() {
 	echo "$*"
 }
 
+# KASAN and lockdep make the debug kernel 4-5 times slower (its fuzz took
+# over 420 s where the stock kernels take 80-180 s): test bounds scale.
+DBG_SCALE=1
+[[ $(uname -r) == *-sroce-dbg ]] && DBG_SCALE=4
 run_test() {
 	local name=$1 tmo=$2 fn=$3 rc t0 t1 pid reason log end
 	shift 3
@@ -82,9 +86,7 @@ run_test() {
 	if [[ -n ${VM_ONLY:-} && ! $name =~ ^(setup|dmesg)$ && ! $name =~ $VM_ONLY ]]; then
 		return 0
 	fi
-	# KASAN and lockdep make the debug kernel 4-5 times slower (its fuzz
-	# took over 420 s where the stock kernels take 80-180 s)
-	[[ $(uname -r) == *-sroce-dbg ]] && tmo=$((tmo * 4))
+	tmo=$((tmo * DBG_SCALE))
 	log=$RESULTS/tests/$name.log
 	export _T_REASON_FILE=$RESULTS/tests/$name.reason
 	rm -f "$_T_REASON_FILE"
