@@ -329,13 +329,13 @@ static bool sroce_engine_pass(struct sroce_qp *qp)
 	return more;
 }
 
-static void sroce_engine_work(struct work_struct *work)
+/* One pass with eng_lock held by the caller; it is dropped here. */
+static void sroce_engine_run(struct sroce_qp *qp)
 {
-	struct sroce_qp *qp = container_of(work, struct sroce_qp, work);
 	struct sroce_notify nt;
 	bool more;
 
-	mutex_lock(&qp->eng_lock);
+	lockdep_assert_held(&qp->eng_lock);
 	more = sroce_engine_pass(qp);
 	nt = qp->nt;
 	memset(&qp->nt, 0, sizeof(qp->nt));
@@ -344,6 +344,30 @@ static void sroce_engine_work(struct work_struct *work)
 	sroce_raise(qp, &nt);
 	if (more)
 		sroce_qp_sched(qp);
+}
+
+static void sroce_engine_work(struct work_struct *work)
+{
+	struct sroce_qp *qp = container_of(work, struct sroce_qp, work);
+
+	mutex_lock(&qp->eng_lock);
+	sroce_engine_run(qp);
+}
+
+/*
+ * A post from process context: run one bounded pass right here when no
+ * one else runs the engine (a kworker wakeup per post is most of a small
+ * message's latency); otherwise leave it to the work item.  Still one
+ * context at a time: whoever holds eng_lock.
+ */
+void sroce_qp_kick(struct sroce_qp *qp)
+{
+	might_sleep();
+	if (!mutex_trylock(&qp->eng_lock)) {
+		sroce_qp_sched(qp);
+		return;
+	}
+	sroce_engine_run(qp);
 }
 
 void sroce_retrans_timer_fn(struct timer_list *t)

@@ -346,7 +346,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			sroce_sq_discard_user(qp);
 			return -EINVAL;
 		}
-		sroce_qp_sched(qp);
+		sroce_qp_kick(qp);
 		return 0;
 	}
 	if (state < IB_QPS_RTS) {
