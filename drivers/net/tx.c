@@ -153,6 +153,9 @@ static void sroce_seal(struct sk_buff *skb, bool ipv6)
 /* Our own GID: straight into the receive pipeline, which only queues it. */
 static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
 {
+	/* every packet we send is charged to its QP (sroce_pkt_alloc) */
+	struct sroce_qp *from = skb_shinfo(skb)->destructor_arg;
+
 	sroce_count(sdev, SROCE_CNT_LOOPBACK);
 	/* Uncharge it: a peer that holds it in its (bounded) queue must not
 	 * stop us, or two QPs waiting on each other's room would deadlock.
@@ -160,7 +163,7 @@ static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
 	skb_orphan(skb);
 	skb_pull(skb, skb_transport_offset(skb) + sizeof(struct udphdr));
 	rcu_read_lock();
-	sroce_rcv(sdev, skb, true);
+	sroce_rcv(sdev, skb, from);
 	rcu_read_unlock();
 }
 

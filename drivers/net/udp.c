@@ -47,7 +47,7 @@ static int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb)
 		return 0;
 	}
 	skb_pull(skb, sizeof(struct udphdr));
-	sroce_rcv(sdev, skb, false);
+	sroce_rcv(sdev, skb, NULL);
 	rcu_read_unlock();
 	return 0;
 }

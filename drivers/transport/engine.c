@@ -329,14 +329,22 @@ static bool sroce_engine_pass(struct sroce_qp *qp)
 	return more;
 }
 
-/* One pass with eng_lock held by the caller; it is dropped here. */
-static void sroce_engine_run(struct sroce_qp *qp)
+/*
+ * One pass with eng_lock held by the caller; it is dropped here.  Returns
+ * the loopback peer this pass handed packets to, with a reference, or NULL.
+ */
+static struct sroce_qp *sroce_engine_run(struct sroce_qp *qp)
 {
 	struct sroce_notify nt;
+	struct sroce_qp *next;
 	bool more;
 
 	lockdep_assert_held(&qp->eng_lock);
+	qp->in_pass = true;
 	more = sroce_engine_pass(qp);
+	qp->in_pass = false;
+	next = qp->handoff;
+	qp->handoff = NULL;
 	nt = qp->nt;
 	memset(&qp->nt, 0, sizeof(qp->nt));
 	mutex_unlock(&qp->eng_lock);
@@ -344,6 +352,30 @@ static void sroce_engine_run(struct sroce_qp *qp)
 	sroce_raise(qp, &nt);
 	if (more)
 		sroce_qp_sched(qp);
+	return next;
+}
+
+/*
+ * Loopback: run the peer a pass sent to, then the peer that one sent to,
+ * here and now, as the wire would have delivered them.  A request and its
+ * response then cost no worker wakeup.  The chain is bounded; a peer that
+ * is busy elsewhere, or past the bound, is queued instead.
+ */
+static void sroce_engine_chain(struct sroce_qp *next)
+{
+	int hops = SROCE_HANDOFF_HOPS;
+
+	while (next) {
+		struct sroce_qp *qp = next;
+
+		if (hops-- <= 0 || !mutex_trylock(&qp->eng_lock)) {
+			sroce_qp_sched(qp);
+			sroce_qp_put(qp);
+			return;
+		}
+		next = sroce_engine_run(qp);
+		sroce_qp_put(qp);
+	}
 }
 
 static void sroce_engine_work(struct work_struct *work)
@@ -351,13 +383,13 @@ static void sroce_engine_work(struct work_struct *work)
 	struct sroce_qp *qp = container_of(work, struct sroce_qp, work);
 
 	mutex_lock(&qp->eng_lock);
-	sroce_engine_run(qp);
+	sroce_engine_chain(sroce_engine_run(qp));
 }
 
 /*
- * A post from process context: run one bounded pass right here when no
- * one else runs the engine (a kworker wakeup per post is most of a small
- * message's latency); otherwise leave it to the work item.  Still one
+ * A user doorbell (process context, no lock held): run one bounded pass
+ * right here when no one else runs the engine, as a worker would; a
+ * wakeup per post is most of a small message's latency.  Still one
  * context at a time: whoever holds eng_lock.
  */
 void sroce_qp_kick(struct sroce_qp *qp)
@@ -367,7 +399,7 @@ void sroce_qp_kick(struct sroce_qp *qp)
 		sroce_qp_sched(qp);
 		return;
 	}
-	sroce_engine_run(qp);
+	sroce_engine_chain(sroce_engine_run(qp));
 }
 
 void sroce_retrans_timer_fn(struct timer_list *t)

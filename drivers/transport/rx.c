@@ -77,9 +77,14 @@ static bool sroce_transport_matches(const struct sroce_qp *qp, u32 mask)
 	}
 }
 
-/* Hand a packet to its QP's engine; the queue is bounded, RC recovers. */
+/*
+ * Hand a packet to its QP's engine; the queue is bounded, RC recovers.
+ * @from: the QP whose engine pass sent it over loopback, or NULL.  That
+ * pass runs @qp's engine itself once it is done (sroce_engine_chain),
+ * which saves a worker wakeup per hop.
+ */
 static void sroce_rx_enqueue(struct sroce_qp *qp, struct sk_buff *skb,
-			     bool req)
+			     bool req, struct sroce_qp *from)
 {
 	struct sk_buff_head *q = req ? &qp->req_rxq : &qp->resp_rxq;
 
@@ -91,12 +96,23 @@ static void sroce_rx_enqueue(struct sroce_qp *qp, struct sk_buff *skb,
 	/* the route may be RCU-only: the packet outlives this softirq */
 	skb_dst_drop(skb);
 	skb_queue_tail(q, skb);
+	if (from && from != qp && from->in_pass) {
+		sroce_assert_engine(from);
+		if (from->handoff == qp)
+			return;
+		if (!from->handoff) {
+			refcount_inc(&qp->ref);
+			from->handoff = qp;
+			return;
+		}
+	}
 	sroce_qp_sched(qp);
 }
 
 /* A UD datagram to a multicast GID goes to every QP attached to it. */
 static void sroce_rcv_mcast(struct sroce_dev *sdev, struct sk_buff *skb,
-			    const union ib_gid *mgid, u32 mask)
+			    const union ib_gid *mgid, u32 mask,
+			    struct sroce_qp *from)
 {
 	struct sroce_qp *qps[SROCE_MAX_MCAST_QP_ATTACH];
 	int i, n;
@@ -113,7 +129,7 @@ static void sroce_rcv_mcast(struct sroce_dev *sdev, struct sk_buff *skb,
 		struct sk_buff *c = i == n - 1 ? skb : skb_clone(skb, GFP_ATOMIC);
 
 		if (c)
-			sroce_rx_enqueue(qps[i], c, true);
+			sroce_rx_enqueue(qps[i], c, true, from);
 		sroce_qp_put(qps[i]);
 	}
 	if (!n)
@@ -145,10 +161,12 @@ static void sroce_pkt_gids(struct sk_buff *skb, union ib_gid *sgid,
 
 /*
  * Process one RoCEv2 packet; skb->data at BTH, network and transport
- * headers set, called under rcu_read_lock.  @local: it came from our own
- * transmit path, so it carries no ICRC.  Always consumes the skb.
+ * headers set, called under rcu_read_lock.  @from: the sending QP when it
+ * came from our own transmit path (loopback: no ICRC), else NULL.  Always
+ * consumes the skb.
  */
-void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
+void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
+	       struct sroce_qp *from)
 {
 	struct sroce_pkt_hdrs h;
 	u32 len = skb->len, hlen;
@@ -170,7 +188,7 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 				  SROCE_CNT_RX_DROP_MALFORMED);
 		goto drop;
 	}
-	if (!local && !sroce_icrc_ok(skb, len, ipv6)) {
+	if (!from && !sroce_icrc_ok(skb, len, ipv6)) {
 		sroce_count(sdev, SROCE_CNT_RX_DROP_ICRC);
 		goto drop;
 	}
@@ -180,7 +198,7 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 	}
 	if (h.bth.dqpn == SROCE_MCAST_QPN) {
 		sroce_pkt_gids(skb, &sgid, &dgid);
-		sroce_rcv_mcast(sdev, skb, &dgid, h.info->mask);
+		sroce_rcv_mcast(sdev, skb, &dgid, h.info->mask, from);
 		return;
 	}
 	/* o10-35: to a multicast GID only the multicast QPN is valid */
@@ -198,7 +216,7 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local)
 		sroce_qp_put(qp);
 		goto drop;
 	}
-	sroce_rx_enqueue(qp, skb, h.info->mask & SROCE_M_REQ);
+	sroce_rx_enqueue(qp, skb, h.info->mask & SROCE_M_REQ, from);
 	sroce_qp_put(qp);
 	return;
 drop:

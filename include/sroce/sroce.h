@@ -59,6 +59,7 @@
 #define SROCE_ACKREQ_EVERY	16	/* request an ACK at least this often */
 #define SROCE_CWND_MIN		16	/* window right after a go-back */
 #define SROCE_ENGINE_BUDGET	64	/* packets handled per engine pass */
+#define SROCE_HANDOFF_HOPS	4	/* loopback peers one context runs in turn */
 #define SROCE_FLUSH_BUDGET	256	/* WQEs flushed per engine pass */
 #define SROCE_FETCH_BUDGET	64	/* user WQEs copied per engine pass */
 #define SROCE_RXQ_MAX		512	/* queued packets per QP before drops */
@@ -598,6 +599,9 @@ struct sroce_qp {
 	struct timer_list	retrans_timer;
 	struct timer_list	rnr_timer;
 	int			cpu;		/* where the engine runs */
+	/* a loopback peer to run right after this pass (holds a ref) */
+	struct sroce_qp		*handoff;
+	bool			in_pass;	/* an engine pass holds eng_lock */
 };
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *qp)
@@ -699,7 +703,8 @@ void sroce_qp_fail(struct sroce_qp *qp, enum ib_event_type ev);
 void sroce_qp_sq_error(struct sroce_qp *qp);
 void sroce_qp_sqe_flush(struct sroce_qp *qp);
 void sroce_resp_reset(struct sroce_qp *qp);
-void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb, bool local);
+void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
+	       struct sroce_qp *from);
 
 /* drivers/net */
 int sroce_net_init(void);

@@ -22,6 +22,8 @@ bench_once() {
 	timeout 200 "$tool" -d "$DEV" -x "$gidx" -p "$port" -F "$@" 127.0.0.1 >/tmp/b.cli 2>&1
 	wait
 	cat /tmp/b.cli >&2
+	# the counters after each run: where a slow number's time went
+	"$RDMA" statistic show link "$DEV/1" >&2 2>/dev/null || true
 	if [[ $kind == bw ]]; then
 		awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+/ { v = $4 } END { print v }' /tmp/b.cli
 	else
