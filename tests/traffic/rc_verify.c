@@ -222,35 +222,13 @@ static void vlog(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* Print the FAIL line and exit. The peer learns why over TCP (best effort). */
-static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-static void die(const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (tcp_fd >= 0) {
-		char line[1100];
-		int n = snprintf(line, sizeof(line), "FAIL %s: %s\n", role(), msg);
-
-		if (send(tcp_fd, line, n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
-			/* the peer is gone already; nothing to tell */
-		}
-	}
-	printf("rc_verify: FAIL %s: %s\n", role(), msg);
-	fflush(stdout);
-	exit(1);
-}
-
 /*
- * The plan needs what a device lacks: print the SKIP line and exit 77. The
- * peer learns why over TCP (best effort) and SKIPs too.
+ * Print the "rc_verify: <word> ..." line and exit with code. The peer learns
+ * why over TCP (best effort): "FAIL ..." makes it fail, "SKIP ..." skip too.
  */
-static void skip(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-static void skip(const char *fmt, ...)
+static void end_run(const char *word, int code, const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 3, 4)));
+static void end_run(const char *word, int code, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -260,16 +238,20 @@ static void skip(const char *fmt, ...)
 	va_end(ap);
 	if (tcp_fd >= 0) {
 		char line[1100];
-		int n = snprintf(line, sizeof(line), "SKIP %s: %s\n", role(), msg);
+		int n = snprintf(line, sizeof(line), "%s %s: %s\n", word, role(), msg);
 
 		if (send(tcp_fd, line, n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 			/* the peer is gone already; nothing to tell */
 		}
 	}
-	printf("rc_verify: SKIP %s: %s\n", role(), msg);
+	printf("rc_verify: %s %s: %s\n", word, role(), msg);
 	fflush(stdout);
-	exit(EXIT_SKIP);
+	exit(code);
 }
+
+#define die(...) end_run("FAIL", 1, __VA_ARGS__)
+/* The plan needs what a device lacks. */
+#define skip(...) end_run("SKIP", EXIT_SKIP, __VA_ARGS__)
 
 /* The peer said "SKIP <why>": skip as well, without answering. */
 static void peer_skipped(const char *why) __attribute__((noreturn));
