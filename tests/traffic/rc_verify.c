@@ -93,6 +93,8 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
+#include "../common/rxe_flush_wqe.h"
+
 #define BATCH_BYTES (32ULL << 20) /* data bytes of one batch, at most */
 #define MAX_SIZE (1ULL << 30)
 #define MAX_SIZES 64
@@ -118,7 +120,6 @@ static const char *const op_names[OP_N] = { "send", "write", "writeimm", "read",
 #define DEV_FLUSH_GLOBAL (1ULL << 38) /* IB_UVERBS_DEVICE_FLUSH_GLOBAL */
 #define DEV_ATOMIC_WRITE (1ULL << 40) /* IB_UVERBS_DEVICE_ATOMIC_WRITE */
 #define ACC_FLUSH_GLOBAL (1 << 8)     /* IB_UVERBS_ACCESS_FLUSH_GLOBAL (IBV_ACCESS_FLUSH_GLOBAL) */
-#define WR_FLUSH 14		      /* IB_UVERBS_WR_FLUSH (IBV_WR_FLUSH in rdma-core 45) */
 #define WC_FLUSH 8		      /* IB_UVERBS_WC_FLUSH (IBV_WC_FLUSH in rdma-core 45) */
 #define FLUSH_GLOBAL 1		      /* IB_FLUSH_GLOBAL: placement type */
 #define FLUSH_RANGE 0		      /* IB_FLUSH_RANGE: selectivity level */
@@ -1385,18 +1386,11 @@ static void client_post_batch(int k)
 }
 
 /*
- * rdma-core 44 has no ibv_wr_flush (tests/vm/robust/verbs_neg.c, flush1, does
- * the same): each FLUSH is started as a zero-length RDMA WRITE with ibv_wr_*,
- * found in the mmapped librxe send ring by its wr_id (and remote address), and
- * rewritten as the FLUSH WQE of the rxe ABI (kernel 6.2 on) before
- * ibv_wr_complete hands the batch over. rdma_rxe and sroce both run under
- * librxe and read this ring. Offsets in struct rxe_send_wqe (rdma_user_rxe.h):
+ * rdma-core 44 has no ibv_wr_flush (tests/common/rxe_flush_wqe.h): each FLUSH
+ * is started as a zero-length RDMA WRITE with ibv_wr_*, found in the mmapped
+ * librxe send ring by its wr_id (and remote address), and rewritten as a
+ * FLUSH before ibv_wr_complete hands the batch over.
  */
-#define SWQE_OPCODE 12 /* wr.opcode */
-#define SWQE_WR 24     /* wr.wr: flush = remote_addr u64, length u32, rkey u32, type u8, level u8 */
-#define SWQE_IOVA 152  /* iova */
-#define SWQE_DMA 184   /* dma: length u32, resid u32, cur_sge u32, num_sge u32 */
-
 static void flush_rewrite(int k)
 {
 	const struct step *s = &plan[k];
@@ -1414,7 +1408,7 @@ static void flush_rewrite(int k)
 		for (o = lo; found < s->count && o + SWQE_DMA + 16 <= hi; o += 64) {
 			unsigned char *w = (unsigned char *)o;
 			uint64_t wid, ra, want_ra;
-			uint32_t op, len = s->size, rkey = peer.data_rkey, zero = 0;
+			uint32_t op;
 
 			memcpy(&wid, w, 8);
 			if (WR_TAG(wid) != T_DATA || WR_BATCH(wid) != (k & 0xffffff) || !(WR_IDX(wid) & 1) ||
@@ -1426,20 +1420,7 @@ static void flush_rewrite(int k)
 			memcpy(&ra, w + SWQE_WR, 8);
 			if (op != IBV_WR_RDMA_WRITE || ra != want_ra)
 				continue;
-			op = WR_FLUSH;
-			memcpy(w + SWQE_OPCODE, &op, 4);
-			/* wr.flush (sroce reads the range from here) */
-			memcpy(w + SWQE_WR, &want_ra, 8);
-			memcpy(w + SWQE_WR + 8, &len, 4);
-			memcpy(w + SWQE_WR + 12, &rkey, 4);
-			w[SWQE_WR + 16] = FLUSH_GLOBAL;
-			w[SWQE_WR + 17] = FLUSH_RANGE;
-			/* rdma_rxe's RETH takes iova and dma.resid, as rdma-core 45's wr_flush sets them */
-			memcpy(w + SWQE_IOVA, &want_ra, 8);
-			memcpy(w + SWQE_DMA, &len, 4);
-			memcpy(w + SWQE_DMA + 4, &len, 4);
-			/* no payload (oA19-2): no SGE */
-			memcpy(w + SWQE_DMA + 12, &zero, 4);
+			rxe_flush_wqe_fill(w, want_ra, s->size, peer.data_rkey, FLUSH_GLOBAL, FLUSH_RANGE);
 			found++;
 		}
 	}

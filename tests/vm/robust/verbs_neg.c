@@ -24,6 +24,8 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
+#include "../../common/rxe_flush_wqe.h"
+
 static int n_pass, n_fail;
 static struct ibv_context *ctx;
 static struct ibv_device_attr dattr;
@@ -3834,7 +3836,6 @@ static void t_mw(void)
 #define DEV_ATOMIC_WRITE	(1ULL << 40)	/* IB_UVERBS_DEVICE_ATOMIC_WRITE */
 #define ACC_FLUSH_GLOBAL	(1 << 8)	/* IB_UVERBS_ACCESS_FLUSH_GLOBAL */
 #define ACC_FLUSH_PERSISTENT	(1 << 9)	/* IB_UVERBS_ACCESS_FLUSH_PERSISTENT */
-#define WR_FLUSH		14		/* IB_UVERBS_WR_FLUSH */
 #define WC_FLUSH		8		/* IB_UVERBS_WC_FLUSH */
 #define FLUSH_GLOBAL		1		/* IB_FLUSH_GLOBAL (placement type) */
 #define FLUSH_PERSISTENT	2		/* IB_FLUSH_PERSISTENT */
@@ -3872,16 +3873,10 @@ static int atomic_write1(struct pair *p, uint64_t id, void *raddr,
 }
 
 /*
- * rdma-core 44 has no ibv_wr_flush: build the WQE rdma-core 45 writes.
- * An RDMA WRITE is started with ibv_wr_*, found in the mmapped send ring
- * by its wr_id, rewritten as a FLUSH (the rxe ABI's wr.flush, kernel 6.2
- * on), and only then handed over by ibv_wr_complete.
+ * rdma-core 44 has no ibv_wr_flush (tests/common/rxe_flush_wqe.h): an RDMA
+ * WRITE is started with ibv_wr_*, found in the mmapped send ring by its
+ * wr_id, rewritten as a FLUSH, and only then handed over by ibv_wr_complete.
  */
-#define SWQE_OPCODE	12	/* offsetof(struct rxe_send_wqe, wr.opcode) */
-#define SWQE_WR		24	/* offsetof(struct rxe_send_wqe, wr.wr) */
-#define SWQE_IOVA	152	/* offsetof(struct rxe_send_wqe, iova) */
-#define SWQE_DMA	184	/* offsetof(struct rxe_send_wqe, dma) */
-
 static int flush1(struct pair *p, uint64_t id, void *raddr, uint32_t len,
 		  uint32_t rkey, uint8_t type, uint8_t level)
 {
@@ -3922,25 +3917,7 @@ static int flush1(struct pair *p, uint64_t id, void *raddr, uint32_t len,
 		ibv_wr_abort(qpx);
 		return -2;
 	}
-	{
-		uint32_t op = WR_FLUSH, zero = 0;
-
-		memcpy(slot + SWQE_OPCODE, &op, 4);
-		/* wr.flush: remote_addr, length, rkey, type, level */
-		memcpy(slot + SWQE_WR, &va, 8);
-		memcpy(slot + SWQE_WR + 8, &len, 4);
-		memcpy(slot + SWQE_WR + 12, &rkey, 4);
-		slot[SWQE_WR + 16] = type;
-		slot[SWQE_WR + 17] = level;
-		/*
-		 * the range as rdma-core 45's wr_flush gives it (iova, dma
-		 * length and resid); no payload (oA19-2): num_sge 0
-		 */
-		memcpy(slot + SWQE_IOVA, &va, 8);
-		memcpy(slot + SWQE_DMA, &len, 4);
-		memcpy(slot + SWQE_DMA + 4, &len, 4);
-		memcpy(slot + SWQE_DMA + 12, &zero, 4);
-	}
+	rxe_flush_wqe_fill(slot, va, len, rkey, type, level);
 	return ibv_wr_complete(qpx);
 }
 
