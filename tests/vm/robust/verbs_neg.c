@@ -157,6 +157,17 @@ static int to_rts(struct ibv_qp *qp, uint32_t sq_psn, int rnr_retry)
 			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
+/*
+ * a and b, both in INIT, connected to each other through RTR to RTS: a
+ * receives from psn_a on, b from psn_b on. 0 or the first error.
+ */
+static int connect_pair(struct ibv_qp *a, struct ibv_qp *b, uint32_t psn_a,
+			uint32_t psn_b, int rnr_retry)
+{
+	return to_rtr(a, b->qp_num, psn_a) ?: to_rtr(b, a->qp_num, psn_b) ?:
+	       to_rts(a, psn_b, rnr_retry) ?: to_rts(b, psn_a, rnr_retry);
+}
+
 static enum ibv_qp_state qp_state(struct ibv_qp *qp)
 {
 	struct ibv_qp_attr a;
@@ -284,9 +295,7 @@ static int pair_up_cap(const char *name, struct pair *p, int rnr_retry,
 
 	if (pair_alloc_cap(name, p, cap))
 		return -1;
-	rc = to_rtr(p->a, p->b->qp_num, 0x1000) ?:
-	     to_rtr(p->b, p->a->qp_num, 0x2000) ?:
-	     to_rts(p->a, 0x2000, rnr_retry) ?: to_rts(p->b, 0x1000, rnr_retry);
+	rc = connect_pair(p->a, p->b, 0x1000, 0x2000, rnr_retry);
 	if (rc) {
 		failf(name, "setup: connecting the loopback pair failed: %s",
 		      errname(rc));
@@ -2593,9 +2602,7 @@ static int pair_renew(const char *name, struct pair *p)
 		return -1;
 	}
 	rc = to_init(p->a, acc) ?: to_init(p->b, acc) ?:
-	     to_rtr(p->a, p->b->qp_num, 0x3000) ?:
-	     to_rtr(p->b, p->a->qp_num, 0x4000) ?:
-	     to_rts(p->a, 0x4000, 7) ?: to_rts(p->b, 0x3000, 7);
+	     connect_pair(p->a, p->b, 0x3000, 0x4000, 7);
 	if (rc)
 		failf(name, "setup: connecting the new pair: %s", errname(rc));
 	return rc;
@@ -3188,9 +3195,7 @@ static int xqp_up(const char *name, struct ibv_pd *pd, struct xqp *x)
 		return -1;
 	}
 	rc = to_init(x->c, acc) ?: to_init(x->d, acc) ?:
-	     to_rtr(x->c, x->d->qp_num, 0x5000) ?:
-	     to_rtr(x->d, x->c->qp_num, 0x6000) ?:
-	     to_rts(x->c, 0x6000, 7) ?: to_rts(x->d, 0x5000, 7);
+	     connect_pair(x->c, x->d, 0x5000, 0x6000, 7);
 	if (rc)
 		failf(name, "setup: connecting the second pair: %s", errname(rc));
 	return rc;
