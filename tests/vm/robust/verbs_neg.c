@@ -2493,6 +2493,25 @@ static int mw_rdma(const char *name, struct pair *p, enum ibv_wr_opcode op,
 	return want_wc_op(name, p->cqa, id, want, -1, NULL);
 }
 
+/*
+ * A WRITE of 64 bytes of v from lbuf through rkey to raddr succeeds and v
+ * is there; -1 after reporting (what: the message for wrong bytes).
+ */
+static int write_lands(const char *name, struct pair *p, uint64_t id,
+		       char *lbuf, char *raddr, uint32_t rkey, unsigned char v,
+		       const char *what)
+{
+	memset(lbuf, v, 64);
+	if (mw_rdma(name, p, IBV_WR_RDMA_WRITE, id, lbuf, 64, raddr, rkey,
+		    IBV_WC_SUCCESS))
+		return -1;
+	if (!bytes_are(raddr, 64, v)) {
+		failf(name, "%s", what);
+		return -1;
+	}
+	return 0;
+}
+
 /* Type 1 bind (ibv_bind_mw) posted on b; its completion status on b's CQ. */
 static int mw_bind1(const char *name, struct pair *p, struct ibv_mw *mw,
 		    struct ibv_mr *mr, void *addr, uint64_t len,
@@ -3061,13 +3080,8 @@ static void t_mw_type1_send_inv(void)
 	if (want_wc_op(name, p.cqa, 2, IBV_WC_REM_INV_REQ_ERR, -1, NULL) ||
 	    pair_renew(name, &p))
 		goto out;
-	memset(p.bufa, 0x4d, 64);
-	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 3, p.bufa, 64, p.bufb + 128,
-		    mw->rkey, IBV_WC_SUCCESS))
-		goto out;
-	if (!bytes_are(p.bufb + 128, 64, 0x4d))
-		failf(name, "the write through the window after the refusal did not land");
-	else
+	if (!write_lands(name, &p, 3, p.bufa, p.bufb + 128, mw->rkey, 0x4d,
+			 "the write through the window after the refusal did not land"))
 		pass(name);
 out:
 	mw_down(&p, mr, mw);
@@ -3238,14 +3252,9 @@ static void t_mw_dealloc_bound(enum ibv_mw_type type, const char *name)
 			    IBV_ACCESS_REMOTE_WRITE, 1, IBV_WC_SUCCESS, &rkey)) {
 		goto out;
 	}
-	memset(p.bufa, 0x21, 64);
-	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 2, p.bufa, 64, p.bufb + 64,
-		    rkey, IBV_WC_SUCCESS))
+	if (write_lands(name, &p, 2, p.bufa, p.bufb + 64, rkey, 0x21,
+			"the write before dealloc_mw did not land"))
 		goto out;
-	if (!bytes_are(p.bufb + 64, 64, 0x21)) {
-		failf(name, "the write before dealloc_mw did not land");
-		goto out;
-	}
 	memset(p.bufb, 0xbb, BUF);
 	r = ibv_dealloc_mw(mw);
 	mw = NULL;
@@ -3430,13 +3439,8 @@ static void t_mw_type2_other_qp(void)
 		failf(name, "target bytes changed by the access through another QP");
 		goto out;
 	}
-	memset(p.bufa + 8192, 0x45, 64);
-	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 4, p.bufa + 8192, 64,
-		    p.bufb + 2048, rkey, IBV_WC_SUCCESS))
-		goto out;
-	if (!bytes_are(p.bufb + 2048, 64, 0x45))
-		failf(name, "the write through the bound QP after the refusal did not land");
-	else
+	if (!write_lands(name, &p, 4, p.bufa + 8192, p.bufb + 2048, rkey, 0x45,
+			 "the write through the bound QP after the refusal did not land"))
 		pass(name);
 out:
 	xqp_down(&x);
@@ -3500,13 +3504,8 @@ static void t_mw_type2_send_inv_other_qp(void)
 		goto out;
 	}
 	/* d's buffer is not checked: the statement does not cover it */
-	memset(p.bufa + 4096, 0x47, 64);
-	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 4, p.bufa + 4096, 64,
-		    p.bufb + 128, rkey, IBV_WC_SUCCESS))
-		goto out;
-	if (!bytes_are(p.bufb + 128, 64, 0x47))
-		failf(name, "the write through the window after the refused invalidation did not land");
-	else
+	if (!write_lands(name, &p, 4, p.bufa + 4096, p.bufb + 128, rkey, 0x47,
+			 "the write through the window after the refused invalidation did not land"))
 		pass(name);
 out:
 	xqp_down(&x);
@@ -3692,13 +3691,8 @@ static void t_mw_type2_inv_free(void)
 	if (mw_bind2(name, &p, mw, mr, p.bufb, 4096, IBV_ACCESS_REMOTE_WRITE,
 		     3, IBV_WC_SUCCESS, &rkey))
 		goto out;
-	memset(p.bufa, 0x48, 64);
-	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 4, p.bufa, 64, p.bufb + 64,
-		    rkey, IBV_WC_SUCCESS))
-		goto out;
-	if (!bytes_are(p.bufb + 64, 64, 0x48))
-		failf(name, "the write through the window bound after the invalidations did not land");
-	else
+	if (!write_lands(name, &p, 4, p.bufa, p.bufb + 64, rkey, 0x48,
+			 "the write through the window bound after the invalidations did not land"))
 		pass(name);
 out:
 	mw_down(&p, mr, mw);
