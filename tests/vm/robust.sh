@@ -202,12 +202,13 @@ pingpong() { # size
 }
 
 # test_bin NAME SRC BIN [CFLAGS...]: the host's build/robust/NAME if it is
-# newer than its source, else compiled in the guest; the path (empty when
+# newer than its source and tests/common, else compiled in the guest; the path (empty when
 # neither exists) goes to /tmp/robust-NAME-path.
 test_bin() {
 	local name=$1 src=$2 bin=$3
 	shift 3
-	if [[ ! -x $bin || $src -nt $bin ]]; then
+	# tests/common holds headers the tools include
+	if [[ ! -x $bin || -n $(find "$src" "$REPO/tests/common" -newer "$bin" -print -quit) ]]; then
 		bin=/tmp/robust/$name
 		mkdir -p /tmp/robust
 		info "compiling $src in the guest (no up-to-date build/robust/$name)"
