@@ -730,12 +730,35 @@ static void t_busy(void)
 
 /* (i) RDMA WRITE with a wrong R_Key -> REM_ACCESS_ERR, QP -> ERR, the next
  * WRs flush. */
+/* The object an async event names: a CQ, an SRQ or a QP, as its type says. */
+static const void *async_elem(const struct ibv_async_event *ev)
+{
+	switch (ev->event_type) {
+	case IBV_EVENT_CQ_ERR:
+		return ev->element.cq;
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		return ev->element.srq;
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		return ev->element.qp;
+	default:
+		return NULL;
+	}
+}
+
 /*
- * Wait up to ms for an affiliated async event of type on qp; acks every
- * event it reads (destroy waits for the acks).  1 = seen, 0 = not.
+ * Wait up to ms for an async event of type on elem (a QP, CQ or SRQ);
+ * acks every event it reads (destroy waits for the acks).  1 = seen, 0 = not.
  */
-static int wait_qp_event(struct ibv_qp *qp, enum ibv_event_type type, int ms,
-			 char *seen, size_t len)
+static int wait_async(enum ibv_event_type type, const void *elem, int ms,
+		      char *seen, size_t len)
 {
 	struct ibv_async_event ev;
 	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
@@ -750,11 +773,17 @@ static int wait_qp_event(struct ibv_qp *qp, enum ibv_event_type type, int ms,
 		if (off < len)
 			off += snprintf(seen + off, len - off, "%s ",
 					ibv_event_type_str(ev.event_type));
-		hit = ev.event_type == type && ev.element.qp == qp;
+		hit = ev.event_type == type && async_elem(&ev) == elem;
 		ibv_ack_async_event(&ev);
 	}
 	fcntl(ctx->async_fd, F_SETFL, fl);
 	return hit;
+}
+
+static int wait_qp_event(struct ibv_qp *qp, enum ibv_event_type type, int ms,
+			 char *seen, size_t len)
+{
+	return wait_async(type, qp, ms, seen, len);
 }
 
 static void t_write_bad_rkey(void)
@@ -3788,6 +3817,250 @@ out:
 	mw_down(&p, mr, mw);
 }
 
+/*
+ * C10-138: every async error the device detects reaches the process's
+ * handler.  A SEND longer than the receive buffer: the requester completes
+ * REM_INV_REQ_ERR, the receive WQE LOC_LEN_ERR, and the responder QP gets
+ * the affiliated IBV_EVENT_QP_REQ_ERR (Invalid Request) and goes to Error.
+ */
+static void t_async_inv_req(void)
+{
+	const char *name = "async_responder_inv_req";
+	char seen[256];
+	struct pair p;
+	int r;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	r = post_recv1(p.b, 10, p.bufb, 64, p.mrb->lkey);
+	if (!r)
+		r = post_send1(p.a, 1, p.bufa, 512, p.mra->lkey);
+	if (r) {
+		failf(name, "post: got %s, expected 0", errname(r));
+		goto out;
+	}
+	if (want_wc(name, p.cqa, 1, IBV_WC_REM_INV_REQ_ERR, 10000) ||
+	    want_wc(name, p.cqb, 10, IBV_WC_LOC_LEN_ERR, 10000))
+		goto out;
+	if (!wait_qp_event(p.b, IBV_EVENT_QP_REQ_ERR, 5000, seen, sizeof(seen)))
+		failf(name, "got events [%s], expected %s on the responder QP",
+		      seen, ibv_event_type_str(IBV_EVENT_QP_REQ_ERR));
+	else if (qp_state(p.b) != IBV_QPS_ERR)
+		failf(name, "responder QP state got %s, expected ERR",
+		      qps(qp_state(p.b)));
+	else
+		pass(name);
+out:
+	pair_down(&p);
+}
+
+/*
+ * C10-144: an affiliated error stops the responder's QP, and the WRs that
+ * QP had outstanding as a requester complete too: its SEND, held in RNR
+ * retries (the peer has no receive), flushes; its receive WQEs flush.
+ * Each WQE completes exactly once.
+ */
+static void t_resp_err_flushes_own_wrs(void)
+{
+	const char *name = "responder_err_flushes_own_wrs";
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+	struct ibv_wc wc[8];
+	struct pair p;
+	char why[128];
+	int i, n, r;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	r = post_recvs(&p, 10, 2, 256);
+	if (!r)
+		r = post_send1(p.b, 12, p.bufb + 40000, 64, p.mrb->lkey);
+	if (r) {
+		failf(name, "post: got %s, expected 0", errname(r));
+		goto out;
+	}
+	usleep(100000); /* b's SEND is RNR-NAKed and waits to retry */
+	sge = (struct ibv_sge){ (uintptr_t)p.bufa, 64, p.mra->lkey };
+	wr = (struct ibv_send_wr){ .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				   .opcode = IBV_WR_RDMA_WRITE,
+				   .send_flags = IBV_SEND_SIGNALED };
+	wr.wr.rdma.remote_addr = (uintptr_t)p.bufb;
+	wr.wr.rdma.rkey = p.mrb->rkey ^ 0x00f0f000; /* nobody's R_Key */
+	r = ibv_post_send(p.a, &wr, &bad);
+	if (r) {
+		failf(name, "post_send WRITE: got %s, expected 0", errname(r));
+		goto out;
+	}
+	if (want_wc(name, p.cqa, 1, IBV_WC_REM_ACCESS_ERR, 10000))
+		goto out;
+	n = collect(p.cqb, wc, 8, 3, 10000);
+	if (!ids_once(wc, n, 10, 3, why, sizeof(why))) {
+		failf(name, "responder QP: %s", why);
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (wc[i].status != IBV_WC_WR_FLUSH_ERR) {
+			failf(name, "wr_id %llu completed %s, expected %s",
+			      (unsigned long long)wc[i].wr_id, st(wc[i].status),
+			      st(IBV_WC_WR_FLUSH_ERR));
+			goto out;
+		}
+	if (qp_state(p.b) != IBV_QPS_ERR)
+		failf(name, "responder QP state got %s, expected ERR",
+		      qps(qp_state(p.b)));
+	else
+		pass(name);
+out:
+	pair_down(&p);
+}
+
+/*
+ * C10-138 with an SRQ (10.2.9.4): armed at 2 with 4 receive WQEs, the limit
+ * event is not raised while 2 remain, is raised once fewer do, and the
+ * limit is then disarmed (query reads 0).  Moving a QP of the SRQ to Error
+ * raises IBV_EVENT_QP_LAST_WQE_REACHED on it.
+ */
+static void t_async_srq(void)
+{
+	const char *name = "async_srq_limit_reached";
+	struct ibv_srq_attr sa = { .srq_limit = 2 };
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+	char seen[256];
+	struct pair p;
+	int i, r;
+
+	pair_srq_fn = srq16;
+	r = pair_up(name, &p, 7);
+	pair_srq_fn = NULL;
+	if (r)
+		goto out;
+	r = post_srq_recvs(&p, pair_srq, 10, 4, 256);
+	if (!r)
+		r = ibv_modify_srq(pair_srq, &sa, IBV_SRQ_LIMIT);
+	if (r) {
+		failf(name, "post_srq_recv/modify_srq: got %s, expected 0", errname(r));
+		goto out;
+	}
+	for (i = 0; i < 3; i++) {
+		if (i == 2) {
+			if (wait_async(IBV_EVENT_SRQ_LIMIT_REACHED, pair_srq, 300,
+				       seen, sizeof(seen))) {
+				failf("async_srq_limit_not_early", "raised with 2 WQEs left, limit 2");
+				goto out;
+			}
+			pass("async_srq_limit_not_early");
+		}
+		r = post_send1(p.a, 1 + i, p.bufa, 16, p.mra->lkey);
+		if (r) {
+			failf(name, "post_send: got %s, expected 0", errname(r));
+			goto out;
+		}
+		if (want_wc(name, p.cqa, 1 + i, IBV_WC_SUCCESS, 10000) ||
+		    want_wc(name, p.cqb, 10 + i, IBV_WC_SUCCESS, 10000))
+			goto out;
+	}
+	if (!wait_async(IBV_EVENT_SRQ_LIMIT_REACHED, pair_srq, 5000, seen,
+			sizeof(seen))) {
+		failf(name, "got events [%s], expected %s on the SRQ", seen,
+		      ibv_event_type_str(IBV_EVENT_SRQ_LIMIT_REACHED));
+		goto out;
+	}
+	pass(name);
+	memset(&sa, 0xff, sizeof(sa));
+	r = ibv_query_srq(pair_srq, &sa);
+	if (r || sa.srq_limit)
+		failf("srq_limit_disarmed", "query: %s, srq_limit %u, expected 0 after the event",
+		      errname(r), sa.srq_limit);
+	else
+		pass("srq_limit_disarmed");
+	r = ibv_modify_qp(p.b, &qa, IBV_QP_STATE);
+	if (r)
+		failf("async_last_wqe_reached", "modify to ERR: got %s, expected 0", errname(r));
+	else if (!wait_qp_event(p.b, IBV_EVENT_QP_LAST_WQE_REACHED, 5000, seen,
+				sizeof(seen)))
+		failf("async_last_wqe_reached", "got events [%s], expected %s on the QP",
+		      seen, ibv_event_type_str(IBV_EVENT_QP_LAST_WQE_REACHED));
+	else
+		pass("async_last_wqe_reached");
+out:
+	pair_down(&p);
+}
+
+/*
+ * C10-138, 10.10.2.3: a completion the CQ has no room for is lost and
+ * raises IBV_EVENT_CQ_ERR on that CQ.  cq->cqe + 2 signaled WRITEs are
+ * completed into the send CQ, which is never polled.
+ */
+static void t_async_cq_overflow(void)
+{
+	const char *name = "async_cq_err_overflow";
+	long before = hw_counter("cq_overflow");
+	char seen[256];
+	struct pair p;
+	int i, r = 0, tries;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	for (i = 0; i < p.cqa->cqe + 2; i++) {
+		for (tries = 0; tries < 1000; tries++) {
+			r = post_rdma1(p.a, 100 + i, IBV_WR_RDMA_WRITE, p.bufa, 8,
+				       p.mra->lkey, p.bufb + 8 * (i % 64),
+				       p.mrb->rkey);
+			if (r != ENOMEM)
+				break;
+			usleep(1000); /* the send queue is full: let it drain */
+		}
+		if (r) {
+			failf(name, "post_send %d: got %s, expected 0", i, errname(r));
+			goto out;
+		}
+	}
+	if (!wait_async(IBV_EVENT_CQ_ERR, p.cqa, 10000, seen, sizeof(seen)))
+		failf(name, "got events [%s], expected %s on the send CQ (%d entries, %d completions)",
+		      seen, ibv_event_type_str(IBV_EVENT_CQ_ERR), p.cqa->cqe,
+		      p.cqa->cqe + 2);
+	else if (hw_counter("cq_overflow") <= before)
+		failf(name, "counter cq_overflow did not move");
+	else
+		pass(name);
+out:
+	pair_down(&p);
+}
+
+/*
+ * o10-36.2.3: librxe has no Reregister MR, so ibv_rereg_mr must fail
+ * cleanly (never 0), and the region must be exactly as before: its keys
+ * unchanged and a WRITE through its R_Key still lands.
+ */
+static void t_rereg_mr(void)
+{
+	const char *name = "rereg_mr_refused_mr_intact";
+	struct pair p;
+	uint32_t lkey, rkey;
+	int r;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	lkey = p.mrb->lkey;
+	rkey = p.mrb->rkey;
+	r = ibv_rereg_mr(p.mrb, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			 IBV_ACCESS_LOCAL_WRITE);
+	if (r == 0) {
+		failf(name, "ibv_rereg_mr returned 0, but the provider has no rereg_mr");
+		goto out;
+	}
+	if (p.mrb->lkey != lkey || p.mrb->rkey != rkey) {
+		failf(name, "keys changed: lkey 0x%x -> 0x%x, rkey 0x%x -> 0x%x",
+		      lkey, p.mrb->lkey, rkey, p.mrb->rkey);
+		goto out;
+	}
+	if (!write_lands(name, &p, 1, p.bufa, p.bufb + 256, rkey, 0x5e,
+			 "a WRITE through the R_Key after the refused rereg did not land"))
+		pass(name);
+out:
+	pair_down(&p);
+}
+
 static void t_mw(void)
 {
 	t_mw_advertised();
@@ -4311,6 +4584,10 @@ int main(int argc, char **argv)
 	t_cqe_once_err_mid_send();
 	t_post_before_rts();
 	t_write_bad_rkey();
+	t_async_inv_req();
+	t_resp_err_flushes_own_wrs();
+	t_async_srq();
+	t_async_cq_overflow();
 	t_rnr();
 	t_sqd_drain();
 	t_recv_local_prot_err();
@@ -4328,6 +4605,7 @@ int main(int argc, char **argv)
 	t_atomic_write_refused();
 	t_mem_placement();
 	t_mw();
+	t_rereg_mr();
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
