@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The per-QP engine.  One work item, queued on the QP's CPU, runs the
- * completer, the responder and the requester of a QP in turn, a bounded
- * number of packets per pass.  The receive path, the timers, post_send and
- * the skb-free path only queue it, so a QP's transport state has exactly
- * one writer at a time (the holder of qp->eng_lock), and consumer
- * callbacks are raised only after that lock is dropped.
+ * The per-QP engine.  A pass runs the completer, the responder and the
+ * requester of a QP in turn, a bounded number of packets each, with
+ * qp->eng_lock held, so a QP's transport state has exactly one writer at
+ * a time; consumer callbacks are raised only after that lock is dropped.
+ * Passes run in the QP's work item, queued on its CPU by the receive path,
+ * the timers, kernel post_send and the skb-free path; a user doorbell and
+ * a loopback sender run one in their own process context when the lock is
+ * free, which saves a worker wakeup per hop.
  */
 #include <linux/skbuff.h>
 

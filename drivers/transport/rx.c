@@ -2,8 +2,9 @@
 /*
  * Receive pipeline: check a RoCEv2 packet (length, headers, ICRC, P_Key),
  * find its QP and queue it for that QP's engine.  Runs in softirq (or in
- * a peer engine, for loopback), so it does a bounded amount of work per
- * packet and never touches transport state.
+ * a peer engine, for loopback, which then runs ours: sroce_rx_enqueue), so
+ * it does a bounded amount of work per packet and never touches transport
+ * state.
  */
 #include <linux/skbuff.h>
 #include <linux/ip.h>

@@ -545,9 +545,10 @@ struct sroce_qp {
 	enum ib_qp_type		type;
 	enum ib_qp_state	state;		/* written under eng_lock */
 	/*
-	 * The engine: one work item does all requester, responder and
-	 * completer work of the QP; eng_lock serialises it with modify,
-	 * query and destroy.  Everything below that is not a queue or an
+	 * The engine: a pass does all requester, responder and completer
+	 * work of the QP, in the work item or inline (engine.c); eng_lock
+	 * serialises passes with each other and with modify, query and
+	 * destroy.  Everything below that is not a queue or an
 	 * atomic belongs to whoever holds eng_lock.
 	 */
 	struct mutex		eng_lock;
