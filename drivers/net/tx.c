@@ -150,7 +150,10 @@ static void sroce_seal(struct sk_buff *skb, bool ipv6)
 	sroce_icrc_put(skb->data + tail, sroce_icrc_final(crc));
 }
 
-/* Our own GID: straight into the receive pipeline, which only queues it. */
+/*
+ * Our own GID: straight into the receive pipeline, which queues it on the
+ * peer and hands the peer to the sending pass (sroce_rx_enqueue).
+ */
 static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
 {
 	/* every packet we send is charged to its QP (sroce_pkt_alloc) */

@@ -10,6 +10,7 @@
  * free, which saves a worker wakeup per hop.
  */
 #include <linux/skbuff.h>
+#include <linux/cred.h>
 
 #include "sroce/transport.h"
 
@@ -358,19 +359,32 @@ static struct sroce_qp *sroce_engine_run(struct sroce_qp *qp)
 }
 
 /*
+ * May a user's syscall run @qp's pass?  Only a user QP of the caller's
+ * own euid: a task that SCHED_IDLE or a cgroup quota slows down would
+ * otherwise hold another owner's QP, and the verbs that wait for its
+ * lock, with it, and charge that owner's work to itself.
+ */
+static bool sroce_syscall_may_run(const struct sroce_qp *qp)
+{
+	return qp->user && uid_eq(qp->owner, current_euid());
+}
+
+/*
  * Loopback: run the peer a pass sent to, then the peer that one sent to,
  * here and now, as the wire would have delivered them.  A request and its
  * response then cost no worker wakeup.  The chain is bounded; a peer that
- * is busy elsewhere, or past the bound, is queued instead.
+ * is busy elsewhere, past the bound, or not ours to run from a syscall
+ * (@syscall) is queued instead.
  */
-static void sroce_engine_chain(struct sroce_qp *next)
+static void sroce_engine_chain(struct sroce_qp *next, bool syscall)
 {
 	int hops = SROCE_HANDOFF_HOPS;
 
 	while (next) {
 		struct sroce_qp *qp = next;
 
-		if (hops-- <= 0 || !mutex_trylock(&qp->eng_lock)) {
+		if (hops-- <= 0 || (syscall && !sroce_syscall_may_run(qp)) ||
+		    !mutex_trylock(&qp->eng_lock)) {
 			sroce_qp_sched(qp);
 			sroce_qp_put(qp);
 			return;
@@ -385,7 +399,7 @@ static void sroce_engine_work(struct work_struct *work)
 	struct sroce_qp *qp = container_of(work, struct sroce_qp, work);
 
 	mutex_lock(&qp->eng_lock);
-	sroce_engine_chain(sroce_engine_run(qp));
+	sroce_engine_chain(sroce_engine_run(qp), false);
 }
 
 /*
@@ -401,7 +415,7 @@ void sroce_qp_kick(struct sroce_qp *qp)
 		sroce_qp_sched(qp);
 		return;
 	}
-	sroce_engine_chain(sroce_engine_run(qp));
+	sroce_engine_chain(sroce_engine_run(qp), true);
 }
 
 void sroce_retrans_timer_fn(struct timer_list *t)

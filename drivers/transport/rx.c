@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Receive pipeline: check a RoCEv2 packet (length, headers, ICRC, P_Key),
- * find its QP and queue it for that QP's engine.  Runs in softirq (or in
- * a peer engine, for loopback, which then runs ours: sroce_rx_enqueue), so
- * it does a bounded amount of work per packet and never touches transport
- * state.
+ * find its QP and queue it for that QP's engine.  Runs in softirq, or in
+ * the sending QP's pass for loopback (whose hand-off slot it fills:
+ * sroce_rx_enqueue), so it does a bounded amount of work per packet and
+ * never touches the receiving QP's transport state.
  */
 #include <linux/skbuff.h>
 #include <linux/ip.h>

@@ -5,6 +5,7 @@
  */
 #include <linux/slab.h>
 #include <linux/log2.h>
+#include <linux/cred.h>
 #include <rdma/ib_cache.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -147,6 +148,8 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	qp->sdev = sdev;
 	qp->user = !!udata;
+	if (udata)
+		qp->owner = current_euid();
 	qp->type = init->qp_type;
 	qp->state = IB_QPS_RESET;
 	qp->pd = to_spd(ibqp->pd);

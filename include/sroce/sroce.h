@@ -541,6 +541,7 @@ struct sroce_qp {
 	refcount_t		ref;
 	struct completion	done;
 	bool			user;
+	kuid_t			owner;		/* user QP: its creator's euid */
 	bool			dying;
 	enum ib_qp_type		type;
 	enum ib_qp_state	state;		/* written under eng_lock */
@@ -599,7 +600,7 @@ struct sroce_qp {
 
 	struct timer_list	retrans_timer;
 	struct timer_list	rnr_timer;
-	int			cpu;		/* where the engine runs */
+	int			cpu;		/* where the work item runs */
 	/* a loopback peer to run right after this pass (holds a ref) */
 	struct sroce_qp		*handoff;
 	bool			in_pass;	/* an engine pass holds eng_lock */
