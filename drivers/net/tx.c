@@ -150,8 +150,7 @@ static void sroce_seal(struct sk_buff *skb, bool ipv6)
 	sroce_icrc_put(skb->data + tail, sroce_icrc_final(crc));
 }
 
-/*
- * Our own GID: straight into the receive pipeline, which queues it on the
+/* Our own GID: straight into the receive pipeline, which queues it on the
  * peer and hands the peer to the sending pass (sroce_rx_enqueue).
  */
 static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
