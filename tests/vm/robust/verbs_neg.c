@@ -4065,6 +4065,65 @@ out:
 	pair_down(&p);
 }
 
+/*
+ * C10-90, C10-91, C10-92 on a QP without sq_sig_all: a successful
+ * unsignaled WRITE makes no completion (only the signaled one behind it
+ * does, and both land), and an unsignaled WRITE that fails completes
+ * anyway, in error, with its wr_id.
+ */
+static void t_unsignaled(void)
+{
+	const char *name = "unsignaled_success_no_cqe";
+	struct ibv_send_wr wr[2], *bad;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	struct pair p;
+	int r;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	sge = (struct ibv_sge){ (uintptr_t)p.bufa, 64, p.mra->lkey };
+	memset(wr, 0, sizeof(wr));
+	wr[0].wr_id = 1;
+	wr[0].sg_list = &sge;
+	wr[0].num_sge = 1;
+	wr[0].opcode = IBV_WR_RDMA_WRITE;
+	wr[0].wr.rdma.remote_addr = (uintptr_t)p.bufb;
+	wr[0].wr.rdma.rkey = p.mrb->rkey;
+	wr[0].next = &wr[1];
+	wr[1] = wr[0];
+	wr[1].wr_id = 2;
+	wr[1].send_flags = IBV_SEND_SIGNALED;
+	wr[1].wr.rdma.remote_addr = (uintptr_t)p.bufb + 64;
+	wr[1].next = NULL;
+	r = ibv_post_send(p.a, wr, &bad);
+	if (r) {
+		failf(name, "post_send: got %s, expected 0", errname(r));
+		goto out;
+	}
+	if (want_wc(name, p.cqa, 2, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if (poll1(p.cqa, &wc, 300) == 1)
+		failf(name, "an extra completion: wr_id %llu status %s",
+		      (unsigned long long)wc.wr_id, st(wc.status));
+	else if (!bytes_are(p.bufb, 128, 0xaa))
+		failf(name, "the two WRITEs did not both land");
+	else
+		pass(name);
+
+	name = "unsignaled_error_completes";
+	wr[0].wr_id = 3;
+	wr[0].next = NULL;
+	wr[0].wr.rdma.rkey = p.mrb->rkey ^ 0x00f0f000; /* nobody's R_Key */
+	r = ibv_post_send(p.a, wr, &bad);
+	if (r)
+		failf(name, "post_send: got %s, expected 0", errname(r));
+	else if (!want_wc(name, p.cqa, 3, IBV_WC_REM_ACCESS_ERR, 10000))
+		pass(name);
+out:
+	pair_down(&p);
+}
+
 static void t_mw(void)
 {
 	t_mw_advertised();
@@ -4610,6 +4669,7 @@ int main(int argc, char **argv)
 	t_mem_placement();
 	t_mw();
 	t_rereg_mr();
+	t_unsignaled();
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
