@@ -3863,8 +3863,6 @@ out:
 static void t_resp_err_flushes_own_wrs(void)
 {
 	const char *name = "responder_err_flushes_own_wrs";
-	struct ibv_send_wr wr, *bad;
-	struct ibv_sge sge;
 	struct ibv_wc wc[8];
 	struct pair p;
 	char why[128];
@@ -3880,13 +3878,8 @@ static void t_resp_err_flushes_own_wrs(void)
 		goto out;
 	}
 	usleep(100000); /* b's SEND is RNR-NAKed and waits to retry */
-	sge = (struct ibv_sge){ (uintptr_t)p.bufa, 64, p.mra->lkey };
-	wr = (struct ibv_send_wr){ .wr_id = 1, .sg_list = &sge, .num_sge = 1,
-				   .opcode = IBV_WR_RDMA_WRITE,
-				   .send_flags = IBV_SEND_SIGNALED };
-	wr.wr.rdma.remote_addr = (uintptr_t)p.bufb;
-	wr.wr.rdma.rkey = p.mrb->rkey ^ 0x00f0f000; /* nobody's R_Key */
-	r = ibv_post_send(p.a, &wr, &bad);
+	r = post_rdma1(p.a, 1, IBV_WR_RDMA_WRITE, p.bufa, 64, p.mra->lkey,
+		       p.bufb, p.mrb->rkey ^ 0x00f0f000); /* nobody's R_Key */
 	if (r) {
 		failf(name, "post_send WRITE: got %s, expected 0", errname(r));
 		goto out;
