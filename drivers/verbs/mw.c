@@ -178,7 +178,7 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_swqe *wqe)
 		mw->access = wqe->bind_access;
 		mw->va = wqe->bind_va;
 		mw->length = wqe->bind_length;
-		mw->qpn = qp->qpn;
+		mw->qp_serial = qp->serial;
 		/* C10-66.2.2, o10-37.2.33: accesses with the old key fail */
 		mw->key = wqe->bind_new_key;
 		mw->state = SROCE_MR_VALID;
@@ -219,7 +219,7 @@ int sroce_mw_invalidate(struct sroce_qp *qp, u32 key)
 		spin_lock_irqsave(&mw->lock, flags);
 		if (mw->state == SROCE_MR_FREE) {
 			err = 0;
-		} else if (mw->key == key && mw->qpn == qp->qpn) {
+		} else if (mw->key == key && mw->qp_serial == qp->serial) {
 			mr = mw->mr;
 			mw->mr = NULL;
 			mw->state = SROCE_MR_FREE;
@@ -258,7 +258,8 @@ struct sroce_mr *sroce_mw_get(struct sroce_qp *qp, u32 key, u64 va, u32 len,
 		spin_lock_irqsave(&mw->lock, flags);
 		if (mw->state == SROCE_MR_VALID && mw->mr && mw->key == key &&
 		    mw->ibmw.pd == qp->ibqp.pd &&
-		    (mw->ibmw.type == IB_MW_TYPE_1 || mw->qpn == qp->qpn) &&
+		    (mw->ibmw.type == IB_MW_TYPE_1 ||
+		     mw->qp_serial == qp->serial) &&
 		    (mw->access & access) == access &&
 		    va >= mw->va && len <= mw->length &&
 		    va - mw->va <= mw->length - len) {

@@ -189,6 +189,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_free;
 	qp->qpn = qpn;
 	ibqp->qp_num = qpn;
+	qp->serial = atomic64_inc_return(&sdev->qp_serial);
 
 	if (udata) {
 		struct ib_ucontext *uctx = sroce_udata_uctx(udata);

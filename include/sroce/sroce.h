@@ -112,6 +112,7 @@ struct sroce_dev {
 
 	struct xarray		qp_xa;		/* qpn -> qp */
 	u32			qp_next;
+	atomic64_t		qp_serial;	/* sroce_qp.serial */
 	struct xarray		mr_xa;		/* key >> 8 -> mr */
 	u32			mr_next;
 	struct xarray		mw_xa;		/* key >> 8 -> mw */
@@ -315,7 +316,7 @@ struct sroce_mw {
 	u32			access;
 	u64			va;
 	u64			length;
-	u32			qpn;		/* type 2B */
+	u64			qp_serial;	/* type 2B: the QP it is bound to */
 	atomic_t		active;		/* remote accesses under way */
 	atomic_t		hold;		/* unbinds waiting on active */
 };
@@ -542,6 +543,7 @@ struct sroce_qp {
 	struct completion	done;
 	bool			user;
 	kuid_t			owner;		/* user QP: its creator's euid */
+	u64			serial;		/* never reused, unlike the QPN */
 	bool			dying;
 	enum ib_qp_type		type;
 	enum ib_qp_state	state;		/* written under eng_lock */
