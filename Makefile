@@ -57,6 +57,7 @@ clean:
 # check: host unit tests + module build + VM suites; closing "N passed, N failed"
 # check-stress: the long netem stress suite (full level, every configuration)
 #        KVERS="v1 v2" picks guest kernels, SROCE_DRV=sroce|rxe the driver under test
+# check-ulp: kernel storage clients (NVMe-oF, NFS/RDMA, iSER, SRP) in full
 # check-debug: basic, robust, interop and bounded stress on the debug guest
 #        kernel (KASAN, lockdep, kmemleak; scripts/debug-kernel builds it once)
 # demo:  boot a VM, bring up sroce0 on eth0, run ibv_rc_pingpong and ib_write_bw
@@ -65,7 +66,7 @@ TOOLING_ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 KVERS ?=
 SROCE_DRV ?=
 
-.PHONY: tooling-help deps check check-interop check-stress check-debug demo bench vm-check
+.PHONY: tooling-help deps check check-interop check-stress check-ulp check-debug demo bench vm-check
 
 tooling-help:
 	@sed -n 's/^# \(deps\|check\|demo\|bench\|  *KVERS\)/  \1/p' $(TOOLING_ROOT)/Makefile
@@ -84,6 +85,11 @@ check-interop:
 # full level, sroce vs sroce and sroce vs rdma_rxe, both sides on each kernel.
 check-stress:
 	@KVERS="$(KVERS)" SKIP_UNIT=1 VM_SUITES=stress STRESS_LEVEL="$${STRESS_LEVEL:-full}" STRESS_KVERS="$${STRESS_KVERS:-all}" STRESS_CONFIGS="$${STRESS_CONFIGS:-sroce-sroce sroce-rxe}" MAKE="$(MAKE)" $(TOOLING_ROOT)/scripts/check
+
+# Kernel storage over the device (tests/vm/ulp.sh), long form: 256 MiB per
+# fio job; make check runs the same scenarios with 16 MiB.
+check-ulp:
+	@KVERS="$(KVERS)" SKIP_UNIT=1 VM_SUITES=ulp ULP_FULL=1 MAKE="$(MAKE)" $(TOOLING_ROOT)/scripts/check
 
 # The suites on the debug guest kernel (KASAN, lockdep, kmemleak, list and
 # object debugging), built once by scripts/debug-kernel: any report fails.
