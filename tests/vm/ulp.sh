@@ -10,7 +10,8 @@
 #               sroce's counters must show the traffic and no drop of ours.
 #   nfs         knfsd on rdma port 20049 exporting a tmpfs, mount -o rdma:
 #               a tree of files of mixed sizes and a 4 x ULP_SIZE_MB O_DIRECT
-#               file, checked on the server, then after unmount/remount.
+#               file (at most 256 MiB), checked on the server, then after
+#               unmount/remount.
 #   iser        LIO target (configfs) with iSER on its portal, open-iscsi
 #               on an iser iface: login, fio verify, logout, login, the
 #               pattern written before the logout reads back.
@@ -244,7 +245,8 @@ nfs_mount() {
 }
 
 t_nfs() {
-	local ip mark big=$((ULP_SIZE_MB * 4)) sum
+	# the file exists twice in the guest's 2 GiB (its /tmp and the export)
+	local ip mark big=$((ULP_SIZE_MB * 4 > 256 ? 256 : ULP_SIZE_MB * 4)) sum
 	ensure_link
 	ip=$(my_ip)
 	mark="nfs-$$"
