@@ -57,7 +57,7 @@ clean:
 # check: host unit tests + module build + VM suites; closing "N passed, N failed"
 # check-stress: the long netem stress suite (full level, every configuration)
 #        KVERS="v1 v2" picks guest kernels, SROCE_DRV=sroce|rxe the driver under test
-# check-ulp: kernel storage clients (NVMe-oF, NFS/RDMA, iSER, SRP) in full
+# check-ulp: kernel storage clients (NVMe-oF, NFS/RDMA, iSER, SRP) in full, both kernels
 # check-debug: basic, robust, interop and bounded stress on the debug guest
 #        kernel (KASAN, lockdep, kmemleak; scripts/debug-kernel builds it once)
 # demo:  boot a VM, bring up sroce0 on eth0, run ibv_rc_pingpong and ib_write_bw
@@ -89,7 +89,7 @@ check-stress:
 # Kernel storage over the device (tests/vm/ulp.sh), long form: 256 MiB per
 # fio job; make check runs the same scenarios with 16 MiB.
 check-ulp:
-	@KVERS="$(KVERS)" SKIP_UNIT=1 VM_SUITES=ulp ULP_FULL=1 MAKE="$(MAKE)" $(TOOLING_ROOT)/scripts/check
+	@KVERS="$(KVERS)" SKIP_UNIT=1 VM_SUITES=ulp ULP_FULL=1 ULP_KVERS=all MAKE="$(MAKE)" $(TOOLING_ROOT)/scripts/check
 
 # The suites on the debug guest kernel (KASAN, lockdep, kmemleak, list and
 # object debugging), built once by scripts/debug-kernel: any report fails.
