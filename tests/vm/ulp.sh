@@ -38,10 +38,24 @@ configfs_up() {
 
 my_ip() { "$IP" -4 -o addr show dev "$NETDEV" | awk '{ print $4 }' | cut -d/ -f1 | head -n1; }
 
-# One counter of `rdma statistic show link DEV/1`.
-stat_of() {
-	"$RDMA" statistic show link "$DEV/1" | tr ' ' '\n' |
-		awk -v k="$1" 'prev == k { print; exit } { prev = $0 }'
+# The first disk of a SCSI host or session's device directory ($1).
+scsi_disk_of() {
+	local d
+	for d in "$1"/target*/*/block/*; do
+		[[ -e $d ]] && { echo "/dev/${d##*/}"; return 0; }
+	done
+	return 1
+}
+
+# A 4 MiB random pattern onto the start of disk $1; pattern_check reads it
+# back (after a disconnect/logout and a new connection) or fails with $2.
+pattern_write() {
+	dd if=/dev/urandom of=/tmp/pat bs=1M count=4 status=none
+	dd if=/tmp/pat of="$1" bs=1M oflag=direct status=none
+}
+pattern_check() {
+	[[ $(dd if="$1" bs=1M count=4 iflag=direct status=none | sha256sum) == "$(sha256sum </tmp/pat)" ]] ||
+		fail "$2"
 }
 
 # ---------------------------------------------------------------------------
@@ -111,7 +125,7 @@ nvme_connect() {
 
 # fio job writing a crc32c-verified pattern over the whole of SIZE; every
 # block is read back and checked in the same job.
-nvme_fio() {
+fio_verify() {
 	local dev=$1 bs=$2 qd=$3 name=$4 out=/tmp/fio-$4.txt
 	fio --name="$name" --filename="$dev" --direct=1 --ioengine=libaio \
 		--rw=randwrite --bs="$bs" --iodepth="$qd" --size="${ULP_SIZE_MB}M" \
@@ -125,7 +139,7 @@ nvme_fio() {
 }
 
 t_nvme() {
-	local ip dev mark tx0 tx1 rx0 rx1 bad sum c
+	local ip dev mark tx0 tx1 rx0 rx1 bad c n
 	ensure_link
 	ip=$(my_ip)
 	mark="nvme-$$"
@@ -150,42 +164,40 @@ t_nvme() {
 	dmesg | grep -q "nvmet_rdma: enabling port 1 ($ip:4420)" ||
 		{ dmesg | tail -n5; fail "nvmet-rdma did not enable its port"; }
 
-	tx0=$(stat_of sent_pkts) rx0=$(stat_of rcvd_pkts)
+	tx0=$(counter sent_pkts) rx0=$(counter rcvd_pkts)
 	declare -A drops0
 	for c in rcvd_malformed rcvd_icrc_err rcvd_bad_opcode rcvd_not_from_peer rcvd_pkey_mismatch; do
-		drops0[$c]=$(stat_of "$c")
+		drops0[$c]=$(counter "$c")
 	done
 	nvme discover -t rdma -a "$ip" -s 4420 | tee /tmp/discover.txt
 	grep -q "subnqn: *$NQN" /tmp/discover.txt || fail "discovery log does not list $NQN"
 	nvme_connect "$ip"
 	dev=$(nvme_ns_dev)
-	nvme_fio "$dev" 4k 1 w4k_qd1
-	nvme_fio "$dev" 4k 32 w4k_qd32
-	nvme_fio "$dev" 128k 32 w128k_qd32
-	nvme_fio "$dev" 1m 32 w1m_qd32
+	fio_verify "$dev" 4k 1 w4k_qd1
+	fio_verify "$dev" 4k 32 w4k_qd32
+	fio_verify "$dev" 128k 32 w128k_qd32
+	fio_verify "$dev" 1m 32 w1m_qd32
 
 	# a pattern written before the disconnect reads back after the reconnect
-	dd if=/dev/urandom of=/tmp/pat bs=1M count=4 status=none
-	dd if=/tmp/pat of="$dev" bs=1M oflag=direct status=none
-	sum=$(sha256sum </tmp/pat)
+	pattern_write "$dev"
 	nvme disconnect -n "$NQN" | tee /tmp/disc.txt
 	grep -q "disconnected 1 controller" /tmp/disc.txt || fail "disconnect did not report one controller"
 	wait_for 20 bash -c "! ls /sys/class/nvme/ 2>/dev/null | grep -q ." || true
 	nvme_ns_dev >/dev/null && fail "namespace still present after disconnect"
 	nvme_connect "$ip"
 	dev=$(nvme_ns_dev)
-	[[ $(dd if="$dev" bs=1M count=4 iflag=direct status=none | sha256sum) == "$sum" ]] ||
-		fail "data written before the disconnect differs after the reconnect"
+	pattern_check "$dev" "data written before the disconnect differs after the reconnect"
 	info "4 MiB pattern intact across disconnect/reconnect"
 	nvme disconnect -n "$NQN" >/dev/null
 
-	tx1=$(stat_of sent_pkts) rx1=$(stat_of rcvd_pkts)
+	tx1=$(counter sent_pkts) rx1=$(counter rcvd_pkts)
 	info "sroce packets: sent $((tx1 - tx0)), received $((rx1 - rx0))"
 	# each fio job alone moves ULP_SIZE_MB twice, in packets of at most 4 KiB
 	(( tx1 - tx0 > ULP_SIZE_MB * 256 )) || fail "fewer packets sent ($((tx1 - tx0))) than the I/O needs"
 	bad=
 	for c in "${!drops0[@]}"; do
-		(( $(stat_of "$c") == drops0[$c] )) || bad+=" $c+$(( $(stat_of "$c") - drops0[$c] ))"
+		n=$(counter "$c")
+		((n == drops0[$c])) || bad+=" $c+$((n - drops0[$c]))"
 	done
 	[[ -z $bad ]] || fail "drop counters moved:$bad"
 	nvme_cleanup
@@ -209,15 +221,13 @@ nfs_cleanup() {
 	true
 }
 
-# A tree of files of mixed sizes (0 B .. 3 MiB) with a checksum list.
+# A tree of files of mixed sizes (0 B .. 3 MiB).
 nfs_make_tree() {
-	local dir=$1 i n sz
+	local dir=$1 i sz
 	mkdir -p "$dir/sub/deeper"
-	n=0
 	for sz in 0 1 100 1023 1024 1025 4095 4096 4097 65535 65536 131072 1000000 3145728; do
 		for i in 1 2; do
 			head -c "$sz" /dev/urandom >"$dir/f_${sz}_$i"
-			n=$((n + 1))
 		done
 	done
 	for i in $(seq 1 40); do
@@ -305,12 +315,10 @@ t_nfs() {
 ISER_IQN=iqn.2026-12.io.sroce:ulp-iser
 
 iser_session_dev() {
-	local s d
+	local s
 	for s in /sys/class/iscsi_session/session*; do
 		[[ $(cat "$s/targetname" 2>/dev/null) == "$ISER_IQN" ]] || continue
-		for d in "$s"/device/target*/*/block/*; do
-			[[ -e $d ]] && { echo "/dev/${d##*/}"; return 0; }
-		done
+		scsi_disk_of "$s/device" && return 0
 	done
 	return 1
 }
@@ -335,7 +343,7 @@ iser_cleanup() {
 }
 
 t_iser() {
-	local ip mark dev tpg sum rd
+	local ip mark dev tpg rd
 	ensure_link
 	ip=$(my_ip)
 	mark="iser-$$"
@@ -381,18 +389,15 @@ t_iser() {
 	wait_for 30 iser_session_dev || fail "no SCSI disk for the iSER session"
 	dev=$(iser_session_dev)
 	info "iSER session disk: $dev"
-	nvme_fio "$dev" 4k 32 iser_w4k_qd32
-	nvme_fio "$dev" 128k 32 iser_w128k_qd32
-	dd if=/dev/urandom of=/tmp/pat bs=1M count=4 status=none
-	dd if=/tmp/pat of="$dev" bs=1M oflag=direct status=none
-	sum=$(sha256sum </tmp/pat)
+	fio_verify "$dev" 4k 32 iser_w4k_qd32
+	fio_verify "$dev" 128k 32 iser_w128k_qd32
+	pattern_write "$dev"
 	iscsiadm -m node -T "$ISER_IQN" -p "$ip:3260" --logout || fail "logout failed"
 	wait_for 20 bash -c "! iscsiadm -m session >/dev/null 2>&1" || fail "session still there after logout"
 	iscsiadm -m node -T "$ISER_IQN" -p "$ip:3260" -I iser0 --login || fail "second login failed"
 	wait_for 30 iser_session_dev || fail "no SCSI disk after the second login"
 	dev=$(iser_session_dev)
-	[[ $(dd if="$dev" bs=1M count=4 iflag=direct status=none | sha256sum) == "$sum" ]] ||
-		fail "data written before the logout differs after the second login"
+	pattern_check "$dev" "data written before the logout differs after the second login"
 	info "4 MiB pattern intact across logout/login"
 	iser_cleanup
 	assert_dmesg_clean "$mark"
@@ -406,12 +411,10 @@ t_iser() {
 SRP_CM_PORT=5000
 
 srp_host_dev() {
-	local h d
+	local h
 	for h in /sys/class/scsi_host/host*; do
 		[[ $(cat "$h/proc_name" 2>/dev/null) == ib_srp ]] || continue
-		for d in "$h"/device/target*/*/block/*; do
-			[[ -e $d ]] && { echo "/dev/${d##*/}"; return 0; }
-		done
+		scsi_disk_of "$h/device" && return 0
 	done
 	return 1
 }
@@ -444,7 +447,7 @@ srp_cleanup() {
 }
 
 t_srp() {
-	local ip mark guid sguid w rd hostdir dev sum
+	local ip mark guid sguid w rd hostdir dev
 	ensure_link
 	ip=$(my_ip)
 	mark="srp-$$"
@@ -480,19 +483,16 @@ t_srp() {
 	wait_for 30 srp_host_dev || fail "no SCSI disk for the SRP login"
 	dev=$(srp_host_dev)
 	info "SRP disk: $dev"
-	nvme_fio "$dev" 4k 32 srp_w4k_qd32
-	nvme_fio "$dev" 128k 32 srp_w128k_qd32
-	dd if=/dev/urandom of=/tmp/pat bs=1M count=4 status=none
-	dd if=/tmp/pat of="$dev" bs=1M oflag=direct status=none
-	sum=$(sha256sum </tmp/pat)
+	fio_verify "$dev" 4k 32 srp_w4k_qd32
+	fio_verify "$dev" 128k 32 srp_w128k_qd32
+	pattern_write "$dev"
 	srp_logout
 	srp_host_dev >/dev/null && fail "SRP disk still present after logout"
 	echo "id_ext=$sguid,ioc_guid=$sguid,dest=$ip:$SRP_CM_PORT,max_cmd_per_lun=32" >"$hostdir/add_target" ||
 		fail "second SRP login failed"
 	wait_for 30 srp_host_dev || fail "no SCSI disk after the second login"
 	dev=$(srp_host_dev)
-	[[ $(dd if="$dev" bs=1M count=4 iflag=direct status=none | sha256sum) == "$sum" ]] ||
-		fail "data written before the logout differs after the second login"
+	pattern_check "$dev" "data written before the logout differs after the second login"
 	info "4 MiB pattern intact across logout/login"
 	dmesg_since "$mark" | grep -iE "global rkey|unsafe" && fail "ib_srp fell back to the global rkey"
 	srp_cleanup
@@ -508,10 +508,10 @@ if grep -q "^FAIL ${SUITE_PREFIX}setup" "$RESULTS_TXT"; then
 	suite_end
 	exit 1
 fi
-NVME_TMO=420
-((ULP_FULL)) && NVME_TMO=1800
-run_test nvme "$NVME_TMO" t_nvme
-run_test nfs "$NVME_TMO" t_nfs
-run_test iser "$NVME_TMO" t_iser
-run_test srp "$NVME_TMO" t_srp
+ULP_TMO=420
+((ULP_FULL)) && ULP_TMO=1800
+run_test nvme "$ULP_TMO" t_nvme
+run_test nfs "$ULP_TMO" t_nfs
+run_test iser "$ULP_TMO" t_iser
+run_test srp "$ULP_TMO" t_srp
 suite_end
