@@ -15,79 +15,14 @@ REPO=${SVM_REPO:-$(cd "$HERE/../.." && pwd)}
 
 SROCE_DRV=${SROCE_DRV:-sroce}
 NETDEV=${SROCE_NETDEV:-eth0}
-case $SROCE_DRV in
-sroce)
-	MOD=sroce LTYPE=sroce DEV=sroce0 KO=${SROCE_KO:-}
-	if [[ -z $KO ]]; then
-		KO=$REPO/sroce.ko
-		[[ -f $REPO/build/modules/$(uname -r)/sroce.ko ]] && KO=$REPO/build/modules/$(uname -r)/sroce.ko
-	fi
-	;;
-rxe) MOD=rdma_rxe LTYPE=rxe DEV=rxe0 KO= ;;
-*) echo "unknown SROCE_DRV=$SROCE_DRV" >&2; exit 2 ;;
-esac
+select_driver "$SROCE_DRV"
 # Fast paths under TCG: small, bounded iteration counts.
 PP_ITERS=${PP_ITERS:-50}
 PERF_ITERS=${PERF_ITERS:-20}
 
-ib_dir() { echo "/sys/class/infiniband/$DEV"; }
-mod_loaded() { [[ -d /sys/module/$MOD ]]; }
-link_present() { "$RDMA" link show 2>/dev/null | grep -qE "^link $DEV/1 .*netdev $NETDEV( |\$)"; }
-
-# IPv4-mapped GID of the netdev's first IPv4 address, in sysfs format.
-expected_gid() {
-	local a
-	a=$("$IP" -4 -o addr show dev "$NETDEV" | awk '{ print $4 }' | cut -d/ -f1 | head -n1)
-	[[ -n $a ]] || return 1
-	local IFS=.
-	# shellcheck disable=SC2086
-	set -- $a
-	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$1" "$2" "$3" "$4"
-}
-
-# Index of the RoCE v2 GID for the netdev's IPv4 address (sysfs; show_gids if
-# sysfs gives nothing). Prints the index; fails if there is none.
-roce_v2_ipv4_gid_index() {
-	local want p i g t
-	want=$(expected_gid) || return 1
-	p=$(ib_dir)/ports/1
-	for g in "$p"/gids/*; do
-		i=${g##*/}
-		[[ $(cat "$g" 2>/dev/null) == "$want" ]] || continue
-		t=$(cat "$p/gid_attrs/types/$i" 2>/dev/null) || continue
-		[[ $t == "RoCE v2" ]] || continue
-		echo "$i"
-		return 0
-	done
-	if command -v show_gids >/dev/null; then
-		show_gids "$DEV" 2>/dev/null | awk -v ip="${want}" '$0 ~ /v2/ && $0 ~ /ffff:/ { print $3; exit }' | grep . && return 0
-	fi
-	return 1
-}
-
-ensure_link() {
-	link_present && return 0
-	"$RDMA" link add "$DEV" type "$LTYPE" netdev "$NETDEV"
-	wait_for 10 link_present || fail "link $DEV not shown after add"
-	wait_for 20 roce_v2_ipv4_gid_index || fail "no RoCE v2 IPv4 GID on $DEV"
-}
-
 # ---------------------------------------------------------------------------
 setup() {
-	if [[ $SROCE_DRV == sroce ]]; then
-		[[ -f $KO ]] || fail "module file $KO not found (build it first, or set SROCE_KO)"
-		local extra=/lib/modules/$(uname -r)/extra
-		mkdir -p "$extra"
-		cp "$KO" "$extra/"
-		if [[ -n ${SROCE_MODINDEX:-} && -f $SROCE_MODINDEX/modules.dep.bin ]]; then
-			info "installing host-made depmod indexes from $SROCE_MODINDEX"
-			cp "$SROCE_MODINDEX"/modules.* "/lib/modules/$(uname -r)/"
-		else
-			info "depmod -a ($(basename "$KO") -> $extra; slow under TCG)"
-			depmod -a
-		fi
-		modinfo "$MOD" | sed -n '1,/^vermagic/p'
-	fi
+	install_module
 	mod_loaded && "$MODPROBE" -r "$MOD"
 	modinfo -F filename "$MOD"
 	"$IP" -br addr show dev "$NETDEV"
@@ -134,7 +69,7 @@ t_devinfo() {
 	echo "$out" | grep -E 'GID\['
 	echo "$out" | grep -qE 'state:[[:space:]]+PORT_ACTIVE' || fail "port not PORT_ACTIVE"
 	want=$(expected_gid)
-	gidx=$(roce_v2_ipv4_gid_index) || fail "no RoCE v2 GID $want in sysfs"
+	gidx=$(roce_v2_gid_index) || fail "no RoCE v2 GID $want in sysfs"
 	info "RoCE v2 IPv4 GID index $gidx ($want)"
 	# ibv_devinfo -v prints e.g. "GID[  1]:  ::ffff:10.0.0.1, RoCE v2"
 	local ip4
@@ -149,7 +84,7 @@ next_port() { _port=$((_port + 1)); }
 pingpong() { # size [iters [server_gid_index client_gid_index]]
 	local n=$1 iters=${2:-$PP_ITERS} sg=${3:-} cg=${4:-} spid out
 	ensure_link
-	[[ -n $sg ]] || { sg=$(roce_v2_ipv4_gid_index); cg=$sg; }
+	[[ -n $sg ]] || { sg=$(roce_v2_gid_index); cg=$sg; }
 	next_port
 	ibv_rc_pingpong -d "$DEV" -g "$sg" -c -s "$n" -n "$iters" -p "$_port" >/tmp/pp-srv.txt 2>&1 &
 	spid=$!
@@ -185,7 +120,7 @@ t_port_netdev() {
 	wait_for 20 gid_present "$gid" || fail "no GID $gid after adding 10.99.0.99"
 	"$IP" addr del 10.99.0.99/32 dev "$NETDEV"
 	wait_for 20 gid_absent "$gid" || fail "GID $gid still there after removing the address"
-	wait_for 20 roce_v2_ipv4_gid_index >/dev/null || fail "lost the eth0 GID"
+	wait_for 20 roce_v2_gid_index >/dev/null || fail "lost the eth0 GID"
 	assert_dmesg_clean "test port_netdev"
 }
 
@@ -226,7 +161,7 @@ nonzero() { awk -v b="$1" 'BEGIN { exit !(b + 0 > 0) }'; }
 perf() { # ib_send_bw|ib_write_bw|ib_read_bw
 	local tool=$1 gidx spid cbw sbw try
 	ensure_link
-	gidx=$(roce_v2_ipv4_gid_index)
+	gidx=$(roce_v2_gid_index)
 	for try in 1 2 3 4 5; do
 		next_port
 		local args=(-d "$DEV" -x "$gidx" -s 65536 -n "$PERF_ITERS" -F -p "$_port")
@@ -275,7 +210,7 @@ t_read_bw() { perf ib_read_bw; }
 t_rmmod_busy() {
 	local gidx spid rc
 	ensure_link
-	gidx=$(roce_v2_ipv4_gid_index)
+	gidx=$(roce_v2_gid_index)
 	next_port
 	# A server that has opened the device and created its QP, waiting for a peer.
 	ibv_rc_pingpong -d "$DEV" -g "$gidx" -p "$_port" >/tmp/busy-srv.txt 2>&1 &
@@ -309,7 +244,6 @@ t_rmmod_busy() {
 # than the timer; the client exits as soon as it has the server's last
 # message, so the server's last SEND completes only from the ACK of its
 # first transmission (nothing answers the resent packets).
-TC=/usr/sbin/tc; [[ -x $TC ]] || TC=/sbin/tc
 _late_ack_cleanup() {
 	"$TC" qdisc del dev lo root 2>/dev/null || true
 	"$IP" addr del 10.0.0.99/32 dev "$NETDEV" 2>/dev/null || true
@@ -317,7 +251,7 @@ _late_ack_cleanup() {
 t_pingpong_late_ack() {
 	local g1 g2 before gid=0000:0000:0000:0000:0000:ffff:0a00:0063
 	ensure_link
-	g1=$(roce_v2_ipv4_gid_index)
+	g1=$(roce_v2_gid_index)
 	trap _late_ack_cleanup EXIT
 	"$IP" addr add 10.0.0.99/32 dev "$NETDEV"
 	wait_for 20 gid_present "$gid" || fail "no GID for 10.0.0.99"
@@ -347,18 +281,12 @@ rcv_bin() {
 	[[ -x $RCV ]] || gcc -O2 -o "$RCV" "$REPO/tests/traffic/rc_verify.c" -libverbs ||
 		fail "cannot build rc_verify"
 }
-# Value of hardware counter $1 of $DEV/1 (0 when the driver has no such counter).
-counter() {
-	"$RDMA" statistic show link "$DEV/1" 2>/dev/null |
-		awk -v n="$1" '{ for (i = 1; i < NF; i++) if ($i == n) { print $(i + 1); exit } }' |
-		grep . || echo 0
-}
 # rcv_pair "server args" "client args": a loopback pair; both must say OK.
 rcv_pair() {
 	local sargs=$1 cargs=$2 spid gidx
 	ensure_link
 	rcv_bin
-	gidx=$(roce_v2_ipv4_gid_index)
+	gidx=$(roce_v2_gid_index)
 	next_port
 	# shellcheck disable=SC2086
 	"$RCV" -s -d "$DEV" -x "$gidx" -p "$_port" -t 120 $sargs >/tmp/rcv-srv.txt 2>&1 &

@@ -15,7 +15,7 @@ OUT=$RESULTS/bench.txt
 bench_once() {
 	local tool=$1 kind=$2 gidx port
 	shift 2
-	gidx=$(roce_v2_ipv4_gid_index) || return 1
+	gidx=$(roce_v2_gid_index) || return 1
 	port=$((18515 + RANDOM % 1000))
 	timeout 200 "$tool" -d "$DEV" -x "$gidx" -p "$port" -F "$@" >/tmp/b.srv 2>&1 &
 	wait_port "$port" 30 || return 1

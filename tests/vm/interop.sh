@@ -2,20 +2,13 @@
 # Two-VM wire-interop suite, run INSIDE each of the two guests (see
 # tests/vm/run-interop, which boots the pair back to back and relays barriers).
 #
-# Environment (set by run-interop):
-#   IOP_ME        A | B (this guest; A is 10.0.0.1, B is 10.0.0.2)
-#   IOP_A_DRV, IOP_B_DRV     sroce | rxe (driver of each side)
-#   IOP_A_KVER, IOP_B_KVER   guest kernel of each side
-#   IOP_CONFIG    configuration label (sroce-rxe, sroce-sroce, rxe-rxe, ...)
-#   IOP_ONLY      optional ERE: run only tests whose base name matches
-#   SROCE_KO, SROCE_MODINDEX (sroce side only), PP_ITERS, PERF_ITERS
+# Environment (set by run-interop): pair.sh's (IOP_*, SROCE_KO), PP_ITERS,
+# PERF_ITERS.
 #
 # Every test is a (server, client) pair: the server side starts its server,
 # waits until it is ready (TCP port listening / RDMA CM id listening / output
 # line) and posts "ready.<test>"; the client side waits for that, runs the
-# client and posts "done.<test>". Barriers are files: this guest writes
-# /results/sync/out/KEY, run-interop copies them into the peer's
-# /results/sync/in/. Both guests walk the same test list in the same order.
+# client and posts "done.<test>" (pair.sh's barriers).
 # On an asymmetric configuration (different drivers or kernels) each test runs
 # twice: with A as server (".srv_<A>") and with B as server (".srv_<B>").
 # Both guests record PASS/FAIL/SKIP per test; run-interop merges them (a test
@@ -26,94 +19,13 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=${SVM_REPO:-$(cd "$HERE/../.." && pwd)}
 # shellcheck source=tests/vm/lib.sh
 . "$HERE/lib.sh"
-
-ME=${IOP_ME:?IOP_ME not set}
-case $ME in
-A) PEER=B ;;
-B) PEER=A ;;
-*) echo "IOP_ME must be A or B" >&2; exit 2 ;;
-esac
-drv_of() { local v=IOP_${1}_DRV; echo "${!v}"; }
-kver_of() { local v=IOP_${1}_KVER; echo "${!v}"; }
-ip_of() { [[ $1 == A ]] && echo 10.0.0.1 || echo 10.0.0.2; }
-ip6_of() { [[ $1 == A ]] && echo fd00::1 || echo fd00::2; }
-DRV=$(drv_of "$ME")
-NETDEV=eth0
-case $DRV in
-sroce)
-	MOD=sroce LTYPE=sroce DEV=sroce0 KO=${SROCE_KO:-}
-	if [[ -z $KO ]]; then
-		KO=$REPO/sroce.ko
-		[[ -f $REPO/build/modules/$(uname -r)/sroce.ko ]] && KO=$REPO/build/modules/$(uname -r)/sroce.ko
-	fi
-	;;
-rxe) MOD=rdma_rxe LTYPE=rxe DEV=rxe0 KO= ;;
-*) echo "unknown driver '$DRV' for side $ME" >&2; exit 2 ;;
-esac
+# shellcheck source=tests/vm/pair.sh
+. "$HERE/pair.sh"
 PP_ITERS=${PP_ITERS:-20}
 PERF_ITERS=${PERF_ITERS:-20}
 ASYM=0
 [[ $IOP_A_DRV != "$IOP_B_DRV" || $IOP_A_KVER != "$IOP_B_KVER" ]] && ASYM=1
 
-SYNC=$RESULTS/sync
-mkdir -p "$SYNC/out" "$SYNC/in" "$SYNC/tmp"
-post() { # KEY [CONTENT]
-	echo "${2:-}" >"$SYNC/tmp/$1"
-	mv "$SYNC/tmp/$1" "$SYNC/out/$1"
-}
-peer_posted() { [[ -e $SYNC/in/$1 || -e $SYNC/in/PEER_GONE ]]; }
-peer_gone() { [[ -e $SYNC/in/PEER_GONE ]]; }
-wait_peer() { wait_for "$2" peer_posted "$1" && ! peer_gone; }
-
-# --- device helpers -----------------------------------------------------------
-ib_dir() { echo "/sys/class/infiniband/$DEV"; }
-mod_loaded() { [[ -d /sys/module/$MOD ]]; }
-link_present() { "$RDMA" link show 2>/dev/null | grep -qE "^link $DEV/1 .*netdev $NETDEV( |\$)"; }
-
-# sysfs form of an IPv4 (mapped) or IPv6 address.
-# (pure bash: starting python3 under TCG costs seconds)
-gid_of_addr() {
-	local a=$1 head tail h t n i out=()
-	if [[ $a != *:* ]]; then
-		local IFS=.
-		# shellcheck disable=SC2086
-		set -- $a
-		printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$1" "$2" "$3" "$4"
-		return 0
-	fi
-	if [[ $a == *::* ]]; then head=${a%%::*} tail=${a#*::}; else head=$a tail=; fi
-	IFS=: read -ra h <<<"$head"
-	IFS=: read -ra t <<<"$tail"
-	n=$((8 - ${#h[@]} - ${#t[@]}))
-	for i in "${h[@]}"; do out+=("$(printf '%04x' "0x$i")"); done
-	for ((i = 0; i < n; i++)); do out+=(0000); done
-	for i in "${t[@]}"; do out+=("$(printf '%04x' "0x$i")"); done
-	(IFS=:; echo "${out[*]}")
-}
-# Index of the RoCE v2 GID whose value is ADDR (default: this side's IPv4).
-roce_v2_gid_index() {
-	local want p i g
-	want=$(gid_of_addr "${1:-$(ip_of "$ME")}") || return 1
-	p=$(ib_dir)/ports/1
-	for g in "$p"/gids/*; do
-		i=${g##*/}
-		[[ $(cat "$g" 2>/dev/null) == "$want" ]] || continue
-		[[ $(cat "$p/gid_attrs/types/$i" 2>/dev/null) == "RoCE v2" ]] || continue
-		echo "$i"
-		return 0
-	done
-	return 1
-}
-GIDX=
-ensure_link() {
-	if ! link_present; then
-		"$RDMA" link add "$DEV" type "$LTYPE" netdev "$NETDEV"
-		wait_for 10 link_present || fail "link $DEV not shown after add"
-	fi
-	wait_for 20 roce_v2_gid_index || fail "no RoCE v2 IPv4 GID on $DEV"
-	GIDX=$(roce_v2_gid_index)
-	echo "$GIDX" >/tmp/iop-gidx
-}
 # Re-create the link with eth0 at MTU $1 (the device learns the MTU at add time).
 relink_mtu() {
 	if link_present; then
@@ -434,9 +346,6 @@ s_rcv() {
 }
 
 # One ICMP echo (the guests use the host's root: no iputils, busybox has ping).
-ping1() {
-	if command -v ping >/dev/null; then ping -c1 -W2 "$1"; else /bin/busybox ping -c1 -W2 "$1"; fi
-}
 
 # The traffic tool: run-interop snapshots the host-built binary next to this
 # script; else the tree's build, else compiled here (slow under TCG).
@@ -452,19 +361,7 @@ find_rc_verify() {
 # --- setup --------------------------------------------------------------------------
 setup() {
 	echo "side $ME: driver $DRV on $(uname -r); peer $PEER: $(drv_of "$PEER") on $(kver_of "$PEER"); config ${IOP_CONFIG:-?}"
-	if [[ $DRV == sroce ]]; then
-		[[ -f $KO ]] || fail "module file $KO not found (build it first, or set SROCE_KO)"
-		local extra=/lib/modules/$(uname -r)/extra
-		mkdir -p "$extra"
-		cp "$KO" "$extra/"
-		if [[ -n ${SROCE_MODINDEX:-} && -f $SROCE_MODINDEX/modules.dep.bin ]]; then
-			cp "$SROCE_MODINDEX"/modules.* "/lib/modules/$(uname -r)/"
-		else
-			info "depmod -a (slow under TCG)"
-			depmod -a
-		fi
-		modinfo "$MOD" | sed -n '1,/^vermagic/p'
-	fi
+	install_module
 	"$IP" -6 addr add "$(ip6_of "$ME")/64" dev "$NETDEV" nodad
 	# virtio-net programs its multicast filter from a work item (6.9+), so a
 	# group joined a moment ago may not pass the NIC yet: mckey's sender
@@ -501,16 +398,6 @@ setup() {
 	fi
 }
 
-# Both sides must be at the same point before a phase that changes the links.
-t_barrier() { # KEY
-	post "$1"
-	wait_peer "$1" 300 || fail "peer did not reach barrier $1 within 300s"
-}
-peer_setup_posted() { compgen -G "$SYNC/in/setup.*" >/dev/null; }
-t_setup_peer() {
-	wait_for 590 peer_setup_posted || fail "peer ($PEER) setup never finished"
-	peer_posted setup.ok || fail "peer ($PEER) setup failed (see its log)"
-}
 t_mtu() { # MTU [SIDE]: re-create the link at MTU (only on SIDE, if given)
 	if [[ -n ${2:-} && $2 != "$ME" ]]; then
 		info "(link MTU unchanged on this side)"
@@ -539,16 +426,7 @@ fi
 # --- the suite -----------------------------------------------------------------------
 SUITE_PREFIX=
 suite_begin "interop(${IOP_CONFIG:-?}:$ME=$DRV)"
-run_test setup 240 setup
-post "setup.$(grep -q '^FAIL setup' "$RESULTS_TXT" && echo fail || echo ok)"
-run_test setup_peer 600 t_setup_peer
-if grep -qE '^FAIL setup' "$RESULTS_TXT"; then
-	post end
-	wait_peer end 60
-	suite_end
-	exit 1
-fi
-ensure_link >/dev/null 2>&1
+pair_setup setup || { suite_end; exit 1; }
 
 # 1. RC pingpong, data checked
 pair rc_pingpong_1 60 s_pingpong ibv_rc_pingpong 1

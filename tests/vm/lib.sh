@@ -26,6 +26,104 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 MODPROBE=/usr/sbin/modprobe; [[ -x $MODPROBE ]] || MODPROBE=/sbin/modprobe
 IP=/usr/sbin/ip; [[ -x $IP ]] || IP=/usr/bin/ip; [[ -x $IP ]] || IP=/sbin/ip
 RDMA=/usr/bin/rdma; [[ -x $RDMA ]] || RDMA=/usr/sbin/rdma; [[ -x $RDMA ]] || RDMA=/sbin/rdma
+TC=/usr/sbin/tc; [[ -x $TC ]] || TC=/sbin/tc
+
+# --- the device under test -------------------------------------------------------
+# select_driver sroce|rxe sets MOD, LTYPE, DEV and, for sroce, KO: the module
+# file ($SROCE_KO, else build/modules/<running kernel>/sroce.ko, else the
+# tree's sroce.ko). The caller sets NETDEV, the netdev the device is bound to.
+select_driver() {
+	case $1 in
+	sroce)
+		MOD=sroce LTYPE=sroce DEV=sroce0 KO=${SROCE_KO:-}
+		if [[ -z $KO ]]; then
+			KO=$REPO/sroce.ko
+			[[ -f $REPO/build/modules/$(uname -r)/sroce.ko ]] && KO=$REPO/build/modules/$(uname -r)/sroce.ko
+		fi
+		;;
+	rxe) MOD=rdma_rxe LTYPE=rxe DEV=rxe0 KO= ;;
+	*) echo "unknown driver '$1'" >&2; exit 2 ;;
+	esac
+}
+# sroce's module into /lib/modules/<kver>/extra, indexed by the host-made
+# depmod files in $SROCE_MODINDEX if given (depmod -a is slow under TCG).
+install_module() {
+	local extra
+	[[ -n $KO ]] || return 0
+	[[ -f $KO ]] || fail "module file $KO not found (build it first, or set SROCE_KO)"
+	extra=/lib/modules/$(uname -r)/extra
+	mkdir -p "$extra"
+	cp "$KO" "$extra/"
+	if [[ -n ${SROCE_MODINDEX:-} && -f $SROCE_MODINDEX/modules.dep.bin ]]; then
+		info "installing host-made depmod indexes from $SROCE_MODINDEX"
+		cp "$SROCE_MODINDEX"/modules.* "/lib/modules/$(uname -r)/"
+	else
+		info "depmod -a ($(basename "$KO") -> $extra; slow under TCG)"
+		depmod -a
+	fi
+	modinfo "$MOD" | sed -n '1,/^vermagic/p'
+}
+ib_dir() { echo "/sys/class/infiniband/$DEV"; }
+mod_loaded() { [[ -d /sys/module/$MOD ]]; }
+link_present() { "$RDMA" link show 2>/dev/null | grep -qE "^link $DEV/1 .*netdev $NETDEV( |\$)"; }
+my_ip() { "$IP" -4 -o addr show dev "$NETDEV" | awk '{ print $4 }' | cut -d/ -f1 | head -n1; }
+# sysfs form of an IPv4 (mapped) or IPv6 address
+# (pure bash: starting python3 under TCG costs seconds).
+gid_of_addr() {
+	local a=$1 head tail hw tw n i out=()
+	if [[ $a != *:* ]]; then
+		local IFS=.
+		# shellcheck disable=SC2086
+		set -- $a
+		printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$1" "$2" "$3" "$4"
+		return 0
+	fi
+	if [[ $a == *::* ]]; then head=${a%%::*} tail=${a#*::}; else head=$a tail=; fi
+	IFS=: read -ra hw <<<"$head"
+	IFS=: read -ra tw <<<"$tail"
+	n=$((8 - ${#hw[@]} - ${#tw[@]}))
+	for i in "${hw[@]}"; do out+=("$(printf '%04x' "0x$i")"); done
+	for ((i = 0; i < n; i++)); do out+=(0000); done
+	for i in "${tw[@]}"; do out+=("$(printf '%04x' "0x$i")"); done
+	(IFS=:; echo "${out[*]}")
+}
+# The IPv4-mapped GID of NETDEV's first IPv4 address.
+expected_gid() {
+	local a
+	a=$(my_ip)
+	[[ -n $a ]] && gid_of_addr "$a"
+}
+# Index of the RoCE v2 GID whose value is ADDR (default: NETDEV's first IPv4).
+# shellcheck disable=SC2120
+roce_v2_gid_index() {
+	local want p i g
+	if [[ -n ${1:-} ]]; then want=$(gid_of_addr "$1"); else want=$(expected_gid); fi || return 1
+	p=$(ib_dir)/ports/1
+	for g in "$p"/gids/*; do
+		i=${g##*/}
+		[[ $(cat "$g" 2>/dev/null) == "$want" ]] || continue
+		[[ $(cat "$p/gid_attrs/types/$i" 2>/dev/null) == "RoCE v2" ]] || continue
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+# Value of hardware counter $1 of $DEV/1 (0 when the driver has no such counter).
+counter() {
+	"$RDMA" statistic show link "$DEV/1" 2>/dev/null |
+		awk -v n="$1" '{ for (i = 1; i < NF; i++) if ($i == n) { print $(i + 1); exit } }' |
+		grep . || echo 0
+}
+# The device on NETDEV, added if it is not there, with its IPv4 RoCE v2 GID.
+ensure_link() {
+	link_present && return 0
+	"$RDMA" link add "$DEV" type "$LTYPE" netdev "$NETDEV"
+	wait_for 10 link_present || fail "link $DEV not shown after add"
+	wait_for 20 roce_v2_gid_index || fail "no RoCE v2 IPv4 GID on $DEV"
+}
+ping1() {
+	if command -v ping >/dev/null; then ping -c1 -W2 "$1"; else /bin/busybox ping -c1 -W2 "$1"; fi
+}
 
 _T_PASS=0
 _T_FAIL=0

@@ -88,17 +88,7 @@ REPO=${SVM_REPO:-$(cd "$HERE/../.." && pwd)}
 
 SROCE_DRV=${SROCE_DRV:-sroce}
 NETDEV=${SROCE_NETDEV:-eth0}
-case $SROCE_DRV in
-sroce)
-	MOD=sroce LTYPE=sroce DEV=sroce0 KO=${SROCE_KO:-}
-	if [[ -z $KO ]]; then
-		KO=$REPO/sroce.ko
-		[[ -f $REPO/build/modules/$(uname -r)/sroce.ko ]] && KO=$REPO/build/modules/$(uname -r)/sroce.ko
-	fi
-	;;
-rxe) MOD=rdma_rxe LTYPE=rxe DEV=rxe0 KO= ;;
-*) echo "unknown SROCE_DRV=$SROCE_DRV" >&2; exit 2 ;;
-esac
+select_driver "$SROCE_DRV"
 PP_ITERS=${PP_ITERS:-20}
 PKTGEN=$HERE/robust/pktgen.py
 VNEG_SRC=$HERE/robust/verbs_neg.c
@@ -109,43 +99,6 @@ RSCR_SRC=$HERE/robust/ring_scribble.c
 RSCR=$REPO/build/robust/ring_scribble
 BIG_READ_BYTES=${BIG_READ_BYTES:-2147483648}
 MEM_SLACK_MB=${MEM_SLACK_MB:-200}
-
-ib_dir() { echo "/sys/class/infiniband/$DEV"; }
-mod_loaded() { [[ -d /sys/module/$MOD ]]; }
-link_present() { "$RDMA" link show 2>/dev/null | grep -qE "^link $DEV/1 .*netdev $NETDEV( |\$)"; }
-my_ip() { "$IP" -4 -o addr show dev "$NETDEV" | awk '{ print $4 }' | cut -d/ -f1 | head -n1; }
-
-expected_gid() {
-	local a
-	a=$(my_ip)
-	[[ -n $a ]] || return 1
-	local IFS=.
-	# shellcheck disable=SC2086
-	set -- $a
-	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$1" "$2" "$3" "$4"
-}
-
-roce_v2_ipv4_gid_index() {
-	local want p i g t
-	want=$(expected_gid) || return 1
-	p=$(ib_dir)/ports/1
-	for g in "$p"/gids/*; do
-		i=${g##*/}
-		[[ $(cat "$g" 2>/dev/null) == "$want" ]] || continue
-		t=$(cat "$p/gid_attrs/types/$i" 2>/dev/null) || continue
-		[[ $t == "RoCE v2" ]] || continue
-		echo "$i"
-		return 0
-	done
-	return 1
-}
-
-ensure_link() {
-	link_present && return 0
-	"$RDMA" link add "$DEV" type "$LTYPE" netdev "$NETDEV"
-	wait_for 10 link_present || fail "link $DEV not shown after add"
-	wait_for 20 roce_v2_ipv4_gid_index || fail "no RoCE v2 IPv4 GID on $DEV"
-}
 
 # QPs of the device as "lqpn state rq-psn pid comm" lines (rdma -j res show qp).
 qp_list() {
@@ -183,7 +136,7 @@ next_port() { _port=$((_port + 1)); }
 pingpong() { # size
 	local n=$1 gidx spid out
 	ensure_link
-	gidx=$(roce_v2_ipv4_gid_index)
+	gidx=$(roce_v2_gid_index)
 	next_port
 	ibv_rc_pingpong -d "$DEV" -g "$gidx" -c -s "$n" -n "$PP_ITERS" -p "$_port" >/tmp/pp-srv.txt 2>&1 &
 	spid=$!
@@ -222,23 +175,12 @@ test_bin_path() { cat "/tmp/robust-$1-path" 2>/dev/null; }
 
 # ---------------------------------------------------------------------------
 setup() {
-	if [[ $SROCE_DRV == sroce ]]; then
-		[[ -f $KO ]] || fail "module file $KO not found (build it first, or set SROCE_KO)"
-		local extra=/lib/modules/$(uname -r)/extra
-		mkdir -p "$extra"
-		cp "$KO" "$extra/"
-		if [[ -n ${SROCE_MODINDEX:-} && -f $SROCE_MODINDEX/modules.dep.bin ]]; then
-			cp "$SROCE_MODINDEX"/modules.* "/lib/modules/$(uname -r)/"
-		else
-			info "depmod -a (slow under TCG)"
-			depmod -a
-		fi
-	fi
+	install_module
 	mod_loaded && "$MODPROBE" -r "$MOD"
 	"$MODPROBE" "$MOD"
 	[[ -n $(my_ip) ]] || fail "$NETDEV has no IPv4 address"
 	ensure_link
-	info "device $DEV, GID index $(roce_v2_ipv4_gid_index), address $(my_ip)"
+	info "device $DEV, GID index $(roce_v2_gid_index), address $(my_ip)"
 	test_bin verbs_neg "$VNEG_SRC" "$VNEG" || fail "cannot compile verbs_neg.c"
 	# the tests that need the others fail on their own if they cannot be built
 	test_bin qp_helper "$QPH_SRC" "$QPH" || true
@@ -253,7 +195,7 @@ EXACT_CLASSES=(garbage opcodes truncated badpad tver pkey noqp icrc masked live_
 t_pkt() {
 	local gidx spid cpid q qpn psn rc=0
 	ensure_link
-	gidx=$(roce_v2_ipv4_gid_index)
+	gidx=$(roce_v2_gid_index)
 	next_port
 	ibv_rc_pingpong -d "$DEV" -g "$gidx" -p "$_port" -n 100000000 >/tmp/live-srv.txt 2>&1 &
 	spid=$!
@@ -323,7 +265,7 @@ t_rdma_cm_after_gsi_big() {
 t_ring_scribble() {
 	local gidx bin rc=0
 	ensure_link
-	gidx=$(roce_v2_ipv4_gid_index)
+	gidx=$(roce_v2_gid_index)
 	bin=$(test_bin_path ring_scribble)
 	[[ -n $bin ]] || fail "ring_scribble could not be built"
 	timeout 150 "$bin" -d "$DEV" -g "$gidx" -t "${SCRIBBLE_SECONDS:-20}" -s "${SCRIBBLE_SEED:-$RANDOM}" || rc=$?
@@ -342,7 +284,7 @@ t_ring_scribble() {
 t_fuzz() {
 	local gidx ip qpn epsn rkey va len pids=() names=() i q0 q1 rc=0 a p
 	ensure_link
-	gidx=$(roce_v2_ipv4_gid_index)
+	gidx=$(roce_v2_gid_index)
 	ip=$(my_ip)
 	mkdir -p /tmp/robust
 	start_helper /tmp/robust/fuzz.helper 60 -d "$DEV" -g "$gidx" hold -s 65536 -m heap
@@ -409,7 +351,7 @@ t_fuzz() {
 t_verbs_neg() {
 	local gidx vneg rc=0
 	ensure_link
-	gidx=$(roce_v2_ipv4_gid_index)
+	gidx=$(roce_v2_gid_index)
 	vneg=$(test_bin_path verbs_neg)
 	[[ -n $vneg ]] || vneg=$VNEG
 	timeout 150 "$vneg" -d "$DEV" -g "$gidx" || rc=$?
@@ -444,7 +386,7 @@ record_cases() { # test-log prefix
 t_teardown_kill_write_bw() {
 	local gidx spid cpid base round first second
 	ensure_link
-	gidx=$(roce_v2_ipv4_gid_index)
+	gidx=$(roce_v2_gid_index)
 	base=$(res_summary)
 	info "resources before: $base"
 	for round in client-first server-first; do
@@ -528,7 +470,6 @@ qph_path() {
 	echo "$p"
 }
 mem_avail_kb() { awk '/^MemAvailable:/ { print $2 }' /proc/meminfo; }
-hw_counter() { cat "$(ib_dir)/ports/1/hw_counters/$1" 2>/dev/null || echo 0; }
 usecs() { local t=$EPOCHREALTIME; t=${t/[.,]/}; echo $((10#$t)); }
 # kv KEY LINE: the value of KEY=value in a helper/pktgen line
 kv() { sed -n "s/.*[[:space:]]$1=\([^[:space:]]*\).*/\1/p" <<<"$2" | head -n1; }
@@ -644,7 +585,7 @@ watch_why() { paste -sd';' /tmp/watch.why | sed 's/;/; /g'; }
 t_destroy_under_load() {
 	local gidx base n0 n1 probs=() qph hpid fpid rc ip
 	ensure_link
-	gidx=$(roce_v2_ipv4_gid_index)
+	gidx=$(roce_v2_gid_index)
 	ip=$(my_ip)
 	qph=$(qph_path) || fail "no qp_helper binary (build/robust/qp_helper missing and compiling it failed)"
 	base=$(res_summary)
@@ -673,7 +614,7 @@ t_destroy_under_load() {
 	for i in "${!tools[@]}"; do
 		kill -0 "${cpids[i]}" 2>/dev/null || { cat "/tmp/dul-cli$i.txt"; fail "${tools[i]} client ended before its server was killed"; }
 	done
-	n0=$(hw_counter rcvd_no_qp)
+	n0=$(counter rcvd_no_qp)
 	kill_within 10 "${tools[*]} server (SIGKILL under load)" "${spids[@]}" ||
 		probs+=("${tools[*]} server still there 10 s after SIGKILL")
 	# the client runs into its retry limit (or we end it)
@@ -682,7 +623,7 @@ t_destroy_under_load() {
 		kill_within 10 "perftest client" "${cpids[@]}" || probs+=("perftest client still there 10 s after SIGKILL")
 	fi
 	wait "${spids[@]}" "${cpids[@]}" 2>/dev/null || true
-	n1=$(hw_counter rcvd_no_qp)
+	n1=$(counter rcvd_no_qp)
 	tinfo "all perftest ends gone; rcvd_no_qp +$((n1 - n0)) after the server QP was destroyed"
 	for i in "${!tools[@]}"; do
 		info "${tools[i]} client: $(grep -m1 -iE 'error|failed' "/tmp/dul-cli$i.txt" || echo '-')"
@@ -733,7 +674,7 @@ t_dup_read_storm_bounded() {
 	local gidx ip qpn peer opsn olen rkey va mtu span mem0 dup0 dup1 blog0 blog1 spid cpid ppid
 	local iters=${PP_STORM_ITERS:-100} probs=() st rc stats dups t_pp
 	ensure_link
-	gidx=$(roce_v2_ipv4_gid_index)
+	gidx=$(roce_v2_gid_index)
 	ip=$(my_ip)
 	mkdir -p /tmp/robust
 	tinfo "starting qp_helper hold (1 MiB MR, old 1 MiB READ)"
@@ -744,8 +685,8 @@ t_dup_read_storm_bounded() {
 	span=$(((olen + mtu - 1) / mtu))
 	probe_baseline
 	mem0=$(mem_avail_kb)
-	dup0=$(hw_counter duplicate_request)
-	blog0=$(hw_counter rcvd_backlog_drop)
+	dup0=$(counter duplicate_request)
+	blog0=$(counter rcvd_backlog_drop)
 	dmesg_mark "dup storm go"
 	python3 "$PKTGEN" --dev "$DEV" --dst "$ip" read --no-first \
 		--qpn "$qpn" --peer-qpn "$peer" --psn "$opsn" --va "$va" --rkey "$rkey" \
@@ -786,8 +727,8 @@ t_dup_read_storm_bounded() {
 	sed 's/^/    pktgen: /' /tmp/robust/dup.pktgen
 	stats=$(grep -m1 '^STATS ' /tmp/robust/dup.pktgen || true)
 	dups=$(kv dups "$stats")
-	dup1=$(hw_counter duplicate_request)
-	blog1=$(hw_counter rcvd_backlog_drop)
+	dup1=$(counter duplicate_request)
+	blog1=$(counter rcvd_backlog_drop)
 	info "duplicate_request +$((dup1 - dup0)), rcvd_backlog_drop +$((blog1 - blog0)) for ${dups:-?} duplicates sent"
 	if [[ -z $dups ]]; then
 		probs+=("pktgen read gave no STATS line")
@@ -811,7 +752,7 @@ t_dup_read_storm_bounded() {
 t_big_read() {
 	local gidx ip qpn peer epsn rkey va len mtu mem0 cost tx0 tx1 ppid q st probs=() bad
 	ensure_link
-	gidx=$(roce_v2_ipv4_gid_index)
+	gidx=$(roce_v2_gid_index)
 	ip=$(my_ip)
 	mkdir -p /tmp/robust
 	tinfo "starting qp_helper hold ($BIG_READ_BYTES byte MR)"
@@ -824,7 +765,7 @@ t_big_read() {
 		probs+=("registering the $((len >> 20)) MiB MR cost $((cost / 1024)) MB")
 	probe_baseline
 	mem0=$(mem_avail_kb)
-	tx0=$(hw_counter sent_pkts)
+	tx0=$(counter sent_pkts)
 	dmesg_mark "big read go"
 	python3 "$PKTGEN" --dev "$DEV" --dst "$ip" read \
 		--qpn "$qpn" --peer-qpn "$peer" --psn "$epsn" --va "$va" --rkey "$rkey" \
@@ -835,7 +776,7 @@ t_big_read() {
 		{ cat /tmp/robust/big.pktgen; fail "pktgen did not start sending within 60 s"; }
 	tinfo "READ request sent (then 2000 duplicates at PSN $epsn..$((epsn + 15)), 400/s); kernel.softlockup_panic=$(cat /proc/sys/kernel/softlockup_panic 2>/dev/null)"
 	watch_guest 20 "$mem0" "big read go" || probs+=("$(watch_why)")
-	tx1=$(hw_counter sent_pkts)
+	tx1=$(counter sent_pkts)
 	q=$(qp_list | awk -v q="$qpn" '$1 == q')
 	st=$(awk '{ print $2 }' <<<"$q")
 	tinfo "responder QP: ${q:-gone} (lqpn state rq-psn pid comm); sent_pkts +$((tx1 - tx0))"

@@ -14,12 +14,7 @@
 # RNR and a vanishing peer are checked on a clean link: the client must see
 # the expected completion error within a bound, never hang.
 #
-# Environment (set by run-interop):
-#   IOP_ME        A | B (this guest; A is 10.0.0.1, B is 10.0.0.2)
-#   IOP_A_DRV, IOP_B_DRV     sroce | rxe (driver of each side)
-#   IOP_A_KVER, IOP_B_KVER   guest kernel of each side
-#   IOP_CONFIG    configuration label (sroce-rxe, sroce-sroce, rxe-rxe, ...)
-#   IOP_ONLY      optional ERE: run only tests whose base name matches
+# Environment (set by run-interop): pair.sh's (IOP_*, SROCE_KO), and
 #   STRESS_LEVEL  bounded (default: a subset that fits ~8 min of VM time per
 #                 configuration) | full (every profile, both directions, -n 3,
 #                 every size up to 4 MiB)
@@ -28,84 +23,14 @@
 #                 full: 180)
 #   STRESS_RCV_ARGS optional: rc_verify plan options for the netem runs
 #                 instead of the level's (e.g. "-n 1 -q 1 -S 4194304 -o write")
-#   SROCE_KO, SROCE_MODINDEX (sroce side only)
-#
-# Barriers work as in tests/vm/interop.sh: this guest writes
-# /results/sync/out/KEY, run-interop copies it into the peer's
-# /results/sync/in/. Both guests walk the same test list in the same order.
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=${SVM_REPO:-$(cd "$HERE/../.." && pwd)}
 # shellcheck source=tests/vm/lib.sh
 . "$HERE/lib.sh"
-
-ME=${IOP_ME:?IOP_ME not set}
-case $ME in
-A) PEER=B ;;
-B) PEER=A ;;
-*) echo "IOP_ME must be A or B" >&2; exit 2 ;;
-esac
-drv_of() { local v=IOP_${1}_DRV; echo "${!v}"; }
-kver_of() { local v=IOP_${1}_KVER; echo "${!v}"; }
-ip_of() { [[ $1 == A ]] && echo 10.0.0.1 || echo 10.0.0.2; }
-DRV=$(drv_of "$ME")
-NETDEV=eth0
-case $DRV in
-sroce)
-	MOD=sroce LTYPE=sroce DEV=sroce0 KO=${SROCE_KO:-}
-	if [[ -z $KO ]]; then
-		KO=$REPO/sroce.ko
-		[[ -f $REPO/build/modules/$(uname -r)/sroce.ko ]] && KO=$REPO/build/modules/$(uname -r)/sroce.ko
-	fi
-	;;
-rxe) MOD=rdma_rxe LTYPE=rxe DEV=rxe0 KO= ;;
-*) echo "unknown driver '$DRV' for side $ME" >&2; exit 2 ;;
-esac
+# shellcheck source=tests/vm/pair.sh
+. "$HERE/pair.sh"
 LEVEL=${STRESS_LEVEL:-bounded}
 case $LEVEL in bounded | full) ;; *) echo "STRESS_LEVEL must be bounded or full (got '$LEVEL')" >&2; exit 2 ;; esac
-TC=/usr/sbin/tc; [[ -x $TC ]] || TC=/sbin/tc
-
-SYNC=$RESULTS/sync
-mkdir -p "$SYNC/out" "$SYNC/in" "$SYNC/tmp"
-post() { # KEY [CONTENT]
-	echo "${2:-}" >"$SYNC/tmp/$1"
-	mv "$SYNC/tmp/$1" "$SYNC/out/$1"
-}
-peer_posted() { [[ -e $SYNC/in/$1 || -e $SYNC/in/PEER_GONE ]]; }
-peer_gone() { [[ -e $SYNC/in/PEER_GONE ]]; }
-wait_peer() { wait_for "$2" peer_posted "$1" && ! peer_gone; }
-
-# --- device helpers -----------------------------------------------------------
-ib_dir() { echo "/sys/class/infiniband/$DEV"; }
-link_present() { "$RDMA" link show 2>/dev/null | grep -qE "^link $DEV/1 .*netdev $NETDEV( |\$)"; }
-gid_of_addr() { # IPv4 only (pure bash: starting python3 under TCG costs seconds)
-	local IFS=.
-	# shellcheck disable=SC2086
-	set -- $1
-	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$1" "$2" "$3" "$4"
-}
-roce_v2_gid_index() {
-	local want p i g
-	want=$(gid_of_addr "$(ip_of "$ME")") || return 1
-	p=$(ib_dir)/ports/1
-	for g in "$p"/gids/*; do
-		i=${g##*/}
-		[[ $(cat "$g" 2>/dev/null) == "$want" ]] || continue
-		[[ $(cat "$p/gid_attrs/types/$i" 2>/dev/null) == "RoCE v2" ]] || continue
-		echo "$i"
-		return 0
-	done
-	return 1
-}
-GIDX=
-ensure_link() {
-	if ! link_present; then
-		"$RDMA" link add "$DEV" type "$LTYPE" netdev "$NETDEV"
-		wait_for 10 link_present || fail "link $DEV not shown after add"
-	fi
-	wait_for 20 roce_v2_gid_index || fail "no RoCE v2 IPv4 GID on $DEV"
-	GIDX=$(roce_v2_gid_index)
-	echo "$GIDX" >/tmp/iop-gidx
-}
 
 # --- the traffic tool -----------------------------------------------------------
 # run-interop snapshots the host-built binary next to this script.
@@ -362,20 +287,7 @@ setup() {
 	echo "$RCV" >/tmp/stress-rcv
 	[[ -x $TC ]] || fail "tc (iproute2) not found"
 	"$MODPROBE" sch_netem || fail "modprobe sch_netem failed"
-	if [[ $DRV == sroce ]]; then
-		[[ -f $KO ]] || fail "module file $KO not found (build it first, or set SROCE_KO)"
-		local extra
-		extra=/lib/modules/$(uname -r)/extra
-		mkdir -p "$extra"
-		cp "$KO" "$extra/"
-		if [[ -n ${SROCE_MODINDEX:-} && -f $SROCE_MODINDEX/modules.dep.bin ]]; then
-			cp "$SROCE_MODINDEX"/modules.* "/lib/modules/$(uname -r)/"
-		else
-			info "depmod -a (slow under TCG)"
-			depmod -a
-		fi
-		modinfo "$MOD" | sed -n '1,/^vermagic/p'
-	fi
+	install_module
 	info "[$(now)] modprobe $MOD"
 	"$MODPROBE" "$MOD"
 	# STRESS_DYNDBG=1: the engine's recovery decisions (pr_debug) go to dmesg
@@ -391,14 +303,6 @@ setup() {
 	info "[$(now)] pinging the peer"
 	wait_for 60 ping1 "$(ip_of "$PEER")" || fail "peer $(ip_of "$PEER") does not answer ping"
 	info "[$(now)] ping ok"
-}
-ping1() {
-	if command -v ping >/dev/null; then ping -c1 -W2 "$1"; else /bin/busybox ping -c1 -W2 "$1"; fi
-}
-peer_setup_posted() { compgen -G "$SYNC/in/setup.*" >/dev/null; }
-t_setup_peer() {
-	wait_for 590 peer_setup_posted || fail "peer ($PEER) setup never finished"
-	peer_posted setup.ok || fail "peer ($PEER) setup failed (see its log)"
 }
 
 # netem on this side's egress; both sides must have it before traffic starts.
@@ -444,16 +348,7 @@ SKIPS=()
 # --- the suite ------------------------------------------------------------------------
 SUITE_PREFIX=
 suite_begin "stress(${IOP_CONFIG:-?}:$ME=$DRV:$LEVEL)"
-run_test setup 240 setup
-post "setup.$(grep -q '^FAIL setup' "$RESULTS_TXT" && echo fail || echo ok)"
-run_test setup_peer 600 t_setup_peer
-if grep -qE '^FAIL setup' "$RESULTS_TXT"; then
-	post end
-	wait_peer end 60
-	suite_end
-	exit 1
-fi
-ensure_link >/dev/null 2>&1
+pair_setup setup || { suite_end; exit 1; }
 RCV=$(cat /tmp/stress-rcv)
 
 # Every netem run moves messages larger than the PSN window (1 MiB, 4 MiB:

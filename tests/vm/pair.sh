@@ -1,0 +1,76 @@
+# shellcheck shell=bash
+# One side of a two-VM suite (interop.sh, stress.sh, ulp-pair.sh), sourced
+# after lib.sh inside each guest that tests/vm/run-interop boots.
+#
+# Environment (set by run-interop):
+#   IOP_ME        A | B (this guest; A is 10.0.0.1, B is 10.0.0.2)
+#   IOP_A_DRV, IOP_B_DRV     sroce | rxe (driver of each side)
+#   IOP_A_KVER, IOP_B_KVER   guest kernel of each side
+#   IOP_CONFIG    configuration label (sroce-rxe, sroce-sroce, rxe-rxe, ...)
+#   IOP_ONLY      optional ERE: run only tests whose base name matches
+#   SROCE_KO, SROCE_MODINDEX (sroce side only)
+#
+# Barriers are files: this guest writes /results/sync/out/KEY (post),
+# run-interop copies them into the peer's /results/sync/in/ (peer_posted).
+# Both guests walk the same test list in the same order.
+
+ME=${IOP_ME:?IOP_ME not set}
+case $ME in
+A) PEER=B ;;
+B) PEER=A ;;
+*) echo "IOP_ME must be A or B" >&2; exit 2 ;;
+esac
+drv_of() { local v=IOP_${1}_DRV; echo "${!v}"; }
+kver_of() { local v=IOP_${1}_KVER; echo "${!v}"; }
+ip_of() { [[ $1 == A ]] && echo 10.0.0.1 || echo 10.0.0.2; }
+ip6_of() { [[ $1 == A ]] && echo fd00::1 || echo fd00::2; }
+DRV=$(drv_of "$ME")
+NETDEV=eth0
+select_driver "$DRV"
+
+SYNC=$RESULTS/sync
+mkdir -p "$SYNC/out" "$SYNC/in" "$SYNC/tmp"
+post() { # KEY [CONTENT]
+	echo "${2:-}" >"$SYNC/tmp/$1"
+	mv "$SYNC/tmp/$1" "$SYNC/out/$1"
+}
+peer_posted() { [[ -e $SYNC/in/$1 || -e $SYNC/in/PEER_GONE ]]; }
+peer_gone() { [[ -e $SYNC/in/PEER_GONE ]]; }
+wait_peer() { wait_for "$2" peer_posted "$1" && ! peer_gone; }
+
+# lib.sh's ensure_link, always waiting for this side's IPv4 GID; its index
+# goes to GIDX and /tmp/iop-gidx (read by the pair tests' subshells).
+GIDX=
+ensure_link() {
+	if ! link_present; then
+		"$RDMA" link add "$DEV" type "$LTYPE" netdev "$NETDEV"
+		wait_for 10 link_present || fail "link $DEV not shown after add"
+	fi
+	wait_for 20 roce_v2_gid_index || fail "no RoCE v2 IPv4 GID on $DEV"
+	GIDX=$(roce_v2_gid_index)
+	echo "$GIDX" >/tmp/iop-gidx
+}
+
+# Both sides must be at the same point before a phase that changes the links.
+t_barrier() { # KEY
+	post "$1"
+	wait_peer "$1" 300 || fail "peer did not reach barrier $1 within 300s"
+}
+peer_setup_posted() { compgen -G "$SYNC/in/setup.*" >/dev/null; }
+t_setup_peer() {
+	wait_for 590 peer_setup_posted || fail "peer ($PEER) setup never finished"
+	peer_posted setup.ok || fail "peer ($PEER) setup failed (see its log)"
+}
+# run_test setup, tell the peer how it went, wait for the peer's; true iff
+# both set up (else the suite ends: call suite_end and exit 1).
+pair_setup() { # SETUP_FUNC
+	run_test setup 240 "$1"
+	post "setup.$(grep -q '^FAIL setup' "$RESULTS_TXT" && echo fail || echo ok)"
+	run_test setup_peer 600 t_setup_peer
+	if grep -qE '^FAIL setup' "$RESULTS_TXT"; then
+		post end
+		wait_peer end 60
+		return 1
+	fi
+	ensure_link >/dev/null 2>&1
+}
