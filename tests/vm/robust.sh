@@ -59,6 +59,11 @@
 #                MemAvailable stays within MEM_SLACK_MB (200) of its start,
 #                the guest answers, no lockup; the duplicates were seen
 #                (duplicate_request).
+#   seq_err_mid_send  qp_helper hold -R 3 posts three receive WQEs on a QP;
+#                pktgen.py seq_send, from its peer, sends SEND_FIRST then
+#                SEND_ONLY (an opcode-sequence error mid-SEND): the WQE
+#                the SEND took completes once with REM_INV_REQ_ERR, the two
+#                behind it flush, the QP is in ERR (C10-42).
 #   big_read     a 2 GiB RDMA READ request (pktgen.py, from the QP's peer)
 #                against a 2 GiB REMOTE_READ-only MR (qp_helper hold: zero
 #                pages if the kernel pinned them as they are -- neither
@@ -668,6 +673,38 @@ t_destroy_under_load() {
 	((${#probs[@]} == 0)) || fail "$(printf '%s; ' "${probs[@]}")"
 }
 
+# An opcode-sequence error in the middle of a SEND from the QP's own peer:
+# exactly one completion per receive WQE, the held one in error first.
+cqes_at_least() { (($(grep -c '^CQE ' "$1") >= $2)); }
+t_seq_err_mid_send() {
+	local gidx qpn peer epsn mtu f=/tmp/robust/seq.helper cqes w st
+	ensure_link
+	gidx=$(roce_v2_gid_index)
+	mkdir -p /tmp/robust
+	start_helper "$f" 60 -d "$DEV" -g "$gidx" hold -s 65536 -m heap -R 3
+	qpn=$(kv qpn "$QPH_READY") peer=$(kv peer_qpn "$QPH_READY")
+	epsn=$(kv epsn "$QPH_READY") mtu=$(kv mtu "$QPH_READY")
+	python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" seq_send --qpn "$qpn" \
+		--peer-qpn "$peer" --psn "$epsn" --mtu "$mtu" --settle 5 ||
+		fail "pktgen seq_send failed"
+	wait_for 20 cqes_at_least "$f" 3 || { cat "$f"; fail "fewer than 3 completions for 3 receive WQEs within 20 s"; }
+	sleep 1
+	cqes=$(grep '^CQE ' "$f")
+	echo "$cqes"
+	[[ $(wc -l <<<"$cqes") == 3 ]] || fail "$(wc -l <<<"$cqes") completions for 3 receive WQEs"
+	# enum ibv_wc_status: 9 REM_INV_REQ_ERR, 5 WR_FLUSH_ERR
+	[[ $(head -n1 <<<"$cqes") == *" wr_id=100 status=9 "* ]] ||
+		fail "the first completion is not wr_id 100 with REM_INV_REQ_ERR"
+	for w in 101 102; do
+		st=$(kv status "$(grep " wr_id=$w " <<<"$cqes")")
+		[[ $st == 5 ]] || fail "wr_id $w: status ${st:-none}, expected WR_FLUSH_ERR (5)"
+	done
+	qp_list | awk -v q="$qpn" '$1 == q { s = $2 } END { exit s != "ERR" }' ||
+		{ qp_list; fail "QP $qpn is not in ERR after the sequence error"; }
+	kill_within 10 qp_helper "$QPH_PID" || fail "qp_helper did not exit after SIGKILL"
+	assert_dmesg_clean "test seq_err_mid_send"
+}
+
 # Duplicates of an old 1 MiB READ at a high rate for 20 s while a
 # pingpong runs on other QPs.
 t_dup_read_storm_bounded() {
@@ -839,6 +876,7 @@ robust_test teardown_link_rmmod 180 t_teardown_link_rmmod
 tighten_watchdogs
 robust_test destroy_under_load 300 t_destroy_under_load
 robust_test dup_read_storm_bounded 180 t_dup_read_storm_bounded
+robust_test seq_err_mid_send 120 t_seq_err_mid_send
 # big_read under kernel.softlockup_panic=1 (see the header): the FAIL line
 # stays in results.txt only if the guest dies during the test.
 if want big_read; then

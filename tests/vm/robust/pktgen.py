@@ -53,7 +53,11 @@ QP pair set up by tests/vm/robust/qp_helper.c, sending from the QP's peer
       to destroyed QPs must all be counted in rcvd_no_qp (minus what the
       backlog dropped before sroce, from /proc/net/softnet_stat) and
       rcvd_pkts must account for every packet sent.
-  Both print a "STATS key=value ..." line with what was sent and the
+  pktgen.py seq_send --qpn Q --peer-qpn P --psn PSN [--mtu M]
+      From the peer's UDP source port: SEND_FIRST of one MTU at PSN, then
+      SEND_ONLY at PSN + 1, an opcode-sequence error in the middle of a
+      SEND.
+  All print a "STATS key=value ..." line with what was sent and the
   counter deltas.
 
 The ICRC is computed like tests/unit/icrc_ref.py: zlib.crc32 over 8 x 0xff,
@@ -914,7 +918,31 @@ def s_write_flood(a, sock):
     return 1 if bad else 0
 
 
-STREAMS = {"read": s_read, "write_flood": s_write_flood}
+def s_seq_send(a, sock):
+    """An opcode-sequence error in the middle of a SEND, from the QP's own
+    peer: SEND_FIRST (one MTU) at --psn, then SEND_ONLY at --psn + 1 where
+    a SEND_MIDDLE or SEND_LAST must come."""
+    for k in ("qpn", "psn", "peer_qpn"):
+        if getattr(a, k) is None:
+            sys.exit("pktgen: seq_send needs --%s" % k.replace("_", "-"))
+    g = Gen(random.Random(a.seed), a.src or a.dst, a.dst,
+            udp_sport(a.peer_qpn, a.qpn))
+    before = read_counters(a.dev)
+    r0 = before.get("rcvd_pkts", 0)
+    psn = a.psn & 0xFFFFFF
+    sock.sendto(g.packet(0x00, a.qpn, psn=psn, body=bytes(a.mtu), pad=0),
+                (a.dst, 0))
+    sock.sendto(g.packet(0x04, a.qpn, psn=(psn + 1) & 0xFFFFFF,
+                         body=bytes(16), pad=0, ackreq=1), (a.dst, 0))
+    print("seq_send: SEND_FIRST psn %#x, SEND_ONLY psn %#x to QP %#x"
+          % (psn, (psn + 1) & 0xFFFFFF, a.qpn))
+    settle(a, r0, 2, a.settle)
+    print(stats_line([("sent", 2)], counter_deltas(a, before)))
+    return 0
+
+
+STREAMS = {"read": s_read, "write_flood": s_write_flood,
+           "seq_send": s_seq_send}
 
 
 def main():

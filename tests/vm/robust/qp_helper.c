@@ -4,7 +4,7 @@
  * pair on one device and exposes it to tests/vm/robust/pktgen.py, which
  * then injects requests at it.
  *
- *   qp_helper [-d DEV] [-g GID_INDEX] hold [-s BYTES] [-m MODE] [-r BYTES]
+ *   qp_helper [-d DEV] [-g GID_INDEX] hold [-s BYTES] [-m MODE] [-r BYTES] [-R N]
  *       QP pair A (target) <-> B, and an MR of -s BYTES (default 1 MiB)
  *       with IBV_ACCESS_REMOTE_READ only, in A's PD. MODE picks its memory:
  *         heap   malloc + memset (real memory)
@@ -25,7 +25,11 @@
  *       complete successfully. Then prints one line
  *         READY qpn=A peer_qpn=B epsn=.. old_psn=.. old_len=.. rkey=..
  *               va=.. len=.. mtu=.. mode=.. reg_ms=.. reg_cost_kb=..
- *       (epsn: the PSN A expects next) and sleeps until killed.
+ *       (epsn: the PSN A expects next) and sleeps until killed. With -R N,
+ *       A first posts N receive WQEs (wr_id 100.., 2 MTUs each), and after
+ *       READY every completion of A's is printed as
+ *         CQE qpn=A wr_id=.. status=<enum ibv_wc_status> byte_len=..
+ *       until killed.
  *
  *   qp_helper [-d DEV] [-g GID_INDEX] churn [-n ROUNDS] [-t LIVE_MS]
  *       Per round: "CREATE round=i", 200 ms pause, then a 64 KiB MR
@@ -236,6 +240,47 @@ static int zero_is_cheap(void)
 	return cheap;
 }
 
+/* N receive WQEs on qp (wr_id 100..), two MTUs each. */
+static void post_recvs(struct ibv_qp *qp, int n)
+{
+	size_t len = 2 * (size_t)mtu_bytes;
+	char *rbuf = aligned_alloc(4096, (n * len + 4095) & ~4095UL);
+	struct ibv_mr *rmr;
+	int i, rc;
+
+	if (!rbuf)
+		die("aligned_alloc", ENOMEM);
+	rmr = ibv_reg_mr(pd, rbuf, n * len, IBV_ACCESS_LOCAL_WRITE);
+	if (!rmr)
+		die("ibv_reg_mr (receive)", errno);
+	for (i = 0; i < n; i++) {
+		struct ibv_sge sge = { (uintptr_t)rbuf + i * len, len, rmr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 100 + i, .sg_list = &sge, .num_sge = 1 };
+		struct ibv_recv_wr *bad;
+
+		rc = ibv_post_recv(qp, &wr, &bad);
+		if (rc)
+			die("ibv_post_recv", rc);
+	}
+}
+
+/* Print qp's completions as they come, for ever. */
+static void print_cqes(struct ibv_qp *qp)
+{
+	struct ibv_wc wc;
+
+	for (;;) {
+		while (ibv_poll_cq(cq, 1, &wc) == 1) {
+			if (wc.qp_num != qp->qp_num)
+				continue;
+			printf("CQE qpn=%u wr_id=%" PRIu64 " status=%d byte_len=%u\n",
+			       wc.qp_num, wc.wr_id, wc.status, wc.byte_len);
+			fflush(stdout);
+		}
+		sleep_ms(10);
+	}
+}
+
 static int cmd_hold(int argc, char **argv)
 {
 	size_t size = 1UL << 20, old_len = 0;
@@ -246,10 +291,11 @@ static int cmd_hold(int argc, char **argv)
 	uint64_t t0, t1;
 	uint32_t psn0 = 0x1000, epsn;
 	char *buf, *lbuf = NULL;
-	int o;
+	int o, nrecv = 0;
 
-	while ((o = getopt(argc, argv, "s:m:r:")) != -1) {
+	while ((o = getopt(argc, argv, "s:m:r:R:")) != -1) {
 		switch (o) {
+		case 'R': nrecv = atoi(optarg); break;
 		case 's': size = strtoull(optarg, NULL, 0); break;
 		case 'm': mode = optarg; break;
 		case 'r': old_len = strtoull(optarg, NULL, 0); break;
@@ -338,6 +384,8 @@ static int cmd_hold(int argc, char **argv)
 		printf("old READ of %zu bytes completed (PSN %#x..%#x)\n",
 		       old_len, psn0, (epsn - 1) & 0xffffff);
 	}
+	if (nrecv > 0)
+		post_recvs(a, nrecv);
 	printf("READY qpn=%u peer_qpn=%u epsn=%u old_psn=%u old_len=%zu rkey=%u "
 	       "va=%" PRIu64 " len=%zu mtu=%u mode=%s reg_ms=%" PRIu64
 	       " reg_cost_kb=%ld\n",
@@ -345,6 +393,8 @@ static int cmd_hold(int argc, char **argv)
 	       (uint64_t)(uintptr_t)buf, size, mtu_bytes, mode, t1 - t0,
 	       mem0 - mem1);
 	fflush(stdout);
+	if (nrecv > 0)
+		print_cqes(a);
 	for (;;)
 		pause();
 	return 0;

@@ -2164,6 +2164,216 @@ next:
 	}
 }
 
+/*
+ * The slot of the user ring WQE whose wr_id is @id (a value no other live
+ * WQE or completion carries): the first 8-byte-aligned match in this
+ * process's mmapped uverbs queues. Rings are librxe's, so the kernel reads
+ * whatever a test writes there.
+ */
+static unsigned char *ring_slot_of(uint64_t id)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned char *slot = NULL;
+	unsigned long lo, hi, o;
+	char line[512];
+
+	if (!f)
+		return NULL;
+	while (!slot && fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "/dev/infiniband/uverbs") ||
+		    sscanf(line, "%lx-%lx", &lo, &hi) != 2 || !strstr(line, "rw"))
+			continue;
+		for (o = lo; o + 8 <= hi; o += 8) {
+			uint64_t v;
+
+			memcpy(&v, (void *)o, 8);
+			if (v == id) {
+				slot = (unsigned char *)o;
+				break;
+			}
+		}
+	}
+	fclose(f);
+	return slot;
+}
+
+#define RWQE_NUM_SGE 28 /* struct rxe_recv_wqe: wr_id, 2 x u32, dma.{length,resid,cur_sge,num_sge} */
+#define SWQE_SEND_FLAGS 16
+
+/*
+ * Inline user WQEs on a deep send queue (its kernel copies vmalloc'd):
+ * an inline SEND whose num_sge says 4 billion delivers its 16 bytes, as
+ * num_sge means nothing for inline data; an RDMA READ flagged inline,
+ * with num_sge 65535, is refused with exactly one LOC_QP_OP_ERR
+ * completion and the QP in ERR (no SGE array is ever walked).
+ */
+static void t_user_inline_num_sge(void)
+{
+	const char *name1 = "user_inline_send_num_sge_ignored";
+	const char *name2 = "user_inline_read_refused";
+	static const char msg[] = "0123456789abcdef";
+	struct ibv_qp_cap cap = cap_ok;
+	const uint64_t id1 = 0x5e1f1a7e00000001ull, id2 = 0x5e1f1a7e00000002ull;
+	struct ibv_qp_ex *qpx;
+	unsigned char *slot;
+	uint32_t v;
+	struct ibv_wc wc[8];
+	struct pair p;
+	int n, r;
+
+	cap.max_send_wr = 4096;
+	cap.max_inline_data = 64;
+	pair_send_ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_READ;
+	r = pair_up_cap(name1, &p, 7, cap);
+	pair_send_ops = 0;
+	if (r)
+		goto out;
+	if ((r = post_recvs(&p, 10, 1, 256))) {
+		failf(name1, "post_recv: %s", errname(r));
+		goto out;
+	}
+	qpx = ibv_qp_to_qp_ex(p.a);
+	ibv_wr_start(qpx);
+	qpx->wr_id = id1;
+	qpx->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	ibv_wr_send(qpx);
+	ibv_wr_set_inline_data(qpx, (void *)msg, 16);
+	if (!(slot = ring_slot_of(id1))) {
+		ibv_wr_abort(qpx);
+		failf(name1, "the WQE is not in the mmapped send ring");
+		goto out;
+	}
+	v = 0xffffffffu;
+	memcpy(slot + SWQE_DMA + 12, &v, 4);
+	if ((r = ibv_wr_complete(qpx))) {
+		failf(name1, "ibv_wr_complete: %s", errname(r));
+		goto out;
+	}
+	n = collect(p.cqa, wc, 8, 1, 20000);
+	if (n != 1 || wc[0].wr_id != id1 || wc[0].status != IBV_WC_SUCCESS) {
+		failf(name1, "requester: %d completions, first %s", n,
+		      n ? st(wc[0].status) : "-");
+		goto out;
+	}
+	n = collect(p.cqb, wc, 8, 1, 20000);
+	if (n != 1 || wc[0].status != IBV_WC_SUCCESS || wc[0].byte_len != 16 ||
+	    memcmp(p.bufb, msg, 16)) {
+		failf(name1, "responder: %d completions, status %s, byte_len %u, data %s",
+		      n, n ? st(wc[0].status) : "-", n ? wc[0].byte_len : 0,
+		      memcmp(p.bufb, msg, 16) ? "wrong" : "right");
+		goto out;
+	}
+	pass(name1);
+
+	ibv_wr_start(qpx);
+	qpx->wr_id = id2;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_read(qpx, p.mrb->rkey, (uintptr_t)p.bufb);
+	ibv_wr_set_sge(qpx, p.mra->lkey, (uintptr_t)p.bufa, 64);
+	if (!(slot = ring_slot_of(id2))) {
+		ibv_wr_abort(qpx);
+		failf(name2, "the WQE is not in the mmapped send ring");
+		goto out;
+	}
+	memcpy(&v, slot + SWQE_SEND_FLAGS, 4);
+	v |= IBV_SEND_INLINE;
+	memcpy(slot + SWQE_SEND_FLAGS, &v, 4);
+	v = 65535;
+	memcpy(slot + SWQE_DMA + 12, &v, 4);
+	if ((r = ibv_wr_complete(qpx))) {
+		/* refused at the doorbell is as good, if nothing executes */
+		printf("# %s: ibv_wr_complete: %s\n", name2, errname(r));
+	}
+	n = collect(p.cqa, wc, 8, 1, 20000);
+	if (n != 1 || wc[0].wr_id != id2 || wc[0].status != IBV_WC_LOC_QP_OP_ERR) {
+		failf(name2, "%d completions, first wr_id %#llx %s; expected one %s", n,
+		      n ? (unsigned long long)wc[0].wr_id : 0ULL,
+		      n ? st(wc[0].status) : "-", st(IBV_WC_LOC_QP_OP_ERR));
+		goto out;
+	}
+	if (qp_state(p.a) != IBV_QPS_ERR) {
+		failf(name2, "requester QP in %s after the refused WQE, expected ERR",
+		      qps(qp_state(p.a)));
+		goto out;
+	}
+	pass(name2);
+out:
+	pair_down(&p);
+}
+
+/*
+ * A user receive WQE whose num_sge exceeds the QP's max_recv_sge, written
+ * into the ring after ibv_post_recv: the SEND that takes it is NAKed
+ * (remote operational error), the malformed WQE completes once with
+ * LOC_QP_OP_ERR, the two behind it flush, the responder is in ERR
+ * (C10-42, 10.10.2.4).
+ */
+static void t_recv_malformed_user_wqe(void)
+{
+	const char *name = "recv_malformed_user_wqe";
+	const uint64_t id = 0x5e1f1a7e00000010ull;
+	struct ibv_sge sge;
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_wc wc[8];
+	unsigned char *slot;
+	char why[128];
+	uint32_t v = 0x10000;
+	struct pair p;
+	int i, n, r;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	for (i = 0; i < 3; i++) {
+		sge = (struct ibv_sge){ (uintptr_t)p.bufb + i * 256, 256, p.mrb->lkey };
+		rwr = (struct ibv_recv_wr){ .wr_id = id + i, .sg_list = &sge, .num_sge = 1 };
+		if ((r = ibv_post_recv(p.b, &rwr, &rbad))) {
+			failf(name, "post_recv: %s", errname(r));
+			goto out;
+		}
+	}
+	if (!(slot = ring_slot_of(id))) {
+		failf(name, "the receive WQE is not in the mmapped receive ring");
+		goto out;
+	}
+	memcpy(slot + RWQE_NUM_SGE, &v, 4);
+	sge = (struct ibv_sge){ (uintptr_t)p.bufa, 16, p.mra->lkey };
+	wr = (struct ibv_send_wr){ .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				   .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	if ((r = ibv_post_send(p.a, &wr, &bad))) {
+		failf(name, "post_send: %s", errname(r));
+		goto out;
+	}
+	n = collect(p.cqb, wc, 8, 3, 20000);
+	if (!ids_once(wc, n, id, 3, why, sizeof(why))) {
+		failf(name, "responder: %s", why);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		enum ibv_wc_status want = wc[i].wr_id == id ? IBV_WC_LOC_QP_OP_ERR :
+							      IBV_WC_WR_FLUSH_ERR;
+
+		if (wc[i].status != want) {
+			failf(name, "responder: wr_id %#llx %s, expected %s",
+			      (unsigned long long)wc[i].wr_id, st(wc[i].status), st(want));
+			goto out;
+		}
+	}
+	n = collect(p.cqa, wc, 8, 1, 20000);
+	if (n != 1 || wc[0].status != IBV_WC_REM_OP_ERR) {
+		failf(name, "requester: %d completions, first %s, expected one %s", n,
+		      n ? st(wc[0].status) : "-", st(IBV_WC_REM_OP_ERR));
+		goto out;
+	}
+	if (qp_state(p.b) != IBV_QPS_ERR) {
+		failf(name, "responder QP in %s, expected ERR", qps(qp_state(p.b)));
+		goto out;
+	}
+	pass(name);
+out:
+	pair_down(&p);
+}
+
 /* Post n signaled WRITEs of len bytes each from a into b, wr_id lo... */
 static int post_writes(struct pair *p, uint64_t lo, int n, uint32_t len)
 {
@@ -4638,6 +4848,8 @@ int main(int argc, char **argv)
 	t_sq_depth1_repost();
 	t_cqe_once_write_imm_bad_rkey();
 	t_cqe_once_err_mid_send();
+	t_user_inline_num_sge();
+	t_recv_malformed_user_wqe();
 	t_post_before_rts();
 	t_write_bad_rkey();
 	t_async_inv_req();
