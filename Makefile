@@ -58,7 +58,7 @@ clean:
 # check-stress: the long netem stress suite (full level, every configuration)
 #        KVERS="v1 v2" picks guest kernels, SROCE_DRV=sroce|rxe the driver under test
 # check-ulp: kernel storage clients (NVMe-oF, NFS/RDMA, iSER, SRP) in full, both kernels
-# check-debug: basic, robust, interop and bounded stress on the debug guest
+# check-debug: basic, robust, ulp, interop and bounded stress on the debug guest
 #        kernel (KASAN, lockdep, kmemleak; scripts/debug-kernel builds it once)
 # demo:  boot a VM, bring up sroce0 on eth0, run ibv_rc_pingpong and ib_write_bw
 # bench: rdma_rxe vs sroce perftest matrix in identical VM boots, ratio table
@@ -95,7 +95,7 @@ check-ulp:
 # object debugging), built once by scripts/debug-kernel: any report fails.
 check-debug:
 	@kv=$$($(TOOLING_ROOT)/scripts/debug-kernel | tail -n1) && [ -n "$$kv" ] || exit 1; \
-	KVERS="$$kv" SKIP_UNIT=1 VM_SUITES="$${VM_SUITES:-basic robust interop stress}" MAKE="$(MAKE)" $(TOOLING_ROOT)/scripts/check
+	KVERS="$$kv" SKIP_UNIT=1 VM_SUITES="$${VM_SUITES:-basic robust ulp interop stress}" MAKE="$(MAKE)" $(TOOLING_ROOT)/scripts/check
 
 # VM suites only (no unit tests)
 vm-check:

@@ -96,14 +96,16 @@ expected_gid() {
 # Index of the RoCE v2 GID whose value is ADDR (default: NETDEV's first IPv4).
 # shellcheck disable=SC2120
 roce_v2_gid_index() {
-	local want p i g
+	local want p g v t
 	if [[ -n ${1:-} ]]; then want=$(gid_of_addr "$1"); else want=$(expected_gid); fi || return 1
 	p=$(ib_dir)/ports/1
+	# read, not cat: hundreds of forks per lookup cost minutes on the debug kernel
 	for g in "$p"/gids/*; do
-		i=${g##*/}
-		[[ $(cat "$g" 2>/dev/null) == "$want" ]] || continue
-		[[ $(cat "$p/gid_attrs/types/$i" 2>/dev/null) == "RoCE v2" ]] || continue
-		echo "$i"
+		read -r v 2>/dev/null <"$g" || continue
+		[[ $v == "$want" ]] || continue
+		read -r t 2>/dev/null <"$p/gid_attrs/types/${g##*/}" || continue
+		[[ $t == "RoCE v2" ]] || continue
+		echo "${g##*/}"
 		return 0
 	done
 	return 1
@@ -175,8 +177,9 @@ _record() {
 
 # KASAN and lockdep make the debug kernel 4-5 times slower (its fuzz took
 # over 420 s where the stock kernels take 80-180 s): test bounds scale.
+DBG_FACTOR=4
 DBG_SCALE=1
-[[ $(uname -r) == *-sroce-dbg ]] && DBG_SCALE=4
+[[ $(uname -r) == *-sroce-dbg ]] && DBG_SCALE=$DBG_FACTOR
 run_test() {
 	local name=$1 tmo=$2 fn=$3 rc t0 t1 pid reason log end
 	shift 3

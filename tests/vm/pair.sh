@@ -24,6 +24,8 @@ drv_of() { local v=IOP_${1}_DRV; echo "${!v}"; }
 kver_of() { local v=IOP_${1}_KVER; echo "${!v}"; }
 ip_of() { [[ $1 == A ]] && echo 10.0.0.1 || echo 10.0.0.2; }
 ip6_of() { [[ $1 == A ]] && echo fd00::1 || echo fd00::2; }
+# a debug-kernel peer sets the pace of every pair test: both sides scale
+[[ " $IOP_A_KVER $IOP_B_KVER " == *"-sroce-dbg "* ]] && DBG_SCALE=$DBG_FACTOR
 DRV=$(drv_of "$ME")
 NETDEV=eth0
 select_driver "$DRV"
