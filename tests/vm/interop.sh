@@ -381,10 +381,10 @@ setup() {
 	ibv_devinfo -v -d "$DEV" | grep -E 'GID\[|active_mtu|state:'
 	info "RoCE v2 IPv4 GID index $GIDX"
 	info "[$(now)] pinging the peer"
-	wait_for 60 ping1 "$(ip_of "$PEER")" || fail "peer $(ip_of "$PEER") does not answer ping"
+	wait_for $((60 * DBG_SCALE)) ping1 "$(ip_of "$PEER")" || fail "peer $(ip_of "$PEER") does not answer ping"
 	ping1 "$(ip_of "$PEER")"
 	info "[$(now)] IPv4 ping ok; pinging $(ip6_of "$PEER")"
-	wait_for 30 ping1 "$(ip6_of "$PEER")" || fail "peer $(ip6_of "$PEER") does not answer ping"
+	wait_for $((30 * DBG_SCALE)) ping1 "$(ip6_of "$PEER")" || fail "peer $(ip6_of "$PEER") does not answer ping"
 	info "[$(now)] IPv6 ping ok"
 	wait_for 20 roce_v2_gid_index "$(ip6_of "$ME")" || fail "no RoCE v2 GID for $(ip6_of "$ME")"
 	roce_v2_gid_index "$(ip6_of "$ME")" >/tmp/iop-gidx6
