@@ -2165,12 +2165,13 @@ next:
 }
 
 /*
- * The slot of the user ring WQE whose wr_id is @id (a value no other live
- * WQE or completion carries): the first 8-byte-aligned match in this
- * process's mmapped uverbs queues. Rings are librxe's, so the kernel reads
- * whatever a test writes there.
+ * The first @len-byte window, every @stride bytes of this process's
+ * mmapped uverbs queues (librxe's rings, which the kernel reads as they
+ * are), that @match accepts.
  */
-static unsigned char *ring_slot_of(uint64_t id)
+static unsigned char *ring_find(size_t stride, size_t len,
+				int (*match)(const unsigned char *w, const void *arg),
+				const void *arg)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
 	unsigned char *slot = NULL;
@@ -2183,11 +2184,8 @@ static unsigned char *ring_slot_of(uint64_t id)
 		if (!strstr(line, "/dev/infiniband/uverbs") ||
 		    sscanf(line, "%lx-%lx", &lo, &hi) != 2 || !strstr(line, "rw"))
 			continue;
-		for (o = lo; o + 8 <= hi; o += 8) {
-			uint64_t v;
-
-			memcpy(&v, (void *)o, 8);
-			if (v == id) {
+		for (o = lo; o + len <= hi; o += stride) {
+			if (match((const unsigned char *)o, arg)) {
 				slot = (unsigned char *)o;
 				break;
 			}
@@ -2195,6 +2193,23 @@ static unsigned char *ring_slot_of(uint64_t id)
 	}
 	fclose(f);
 	return slot;
+}
+
+static int wr_id_is(const unsigned char *w, const void *arg)
+{
+	uint64_t v;
+
+	memcpy(&v, w, 8);
+	return v == *(const uint64_t *)arg;
+}
+
+/*
+ * The slot of the user ring WQE whose wr_id is @id (a value no other live
+ * WQE or completion carries): the first 8-byte-aligned match.
+ */
+static unsigned char *ring_slot_of(uint64_t id)
+{
+	return ring_find(8, 8, wr_id_is, &id);
 }
 
 #define RWQE_NUM_SGE 28 /* struct rxe_recv_wqe: wr_id, 2 x u32, dma.{length,resid,cur_sge,num_sge} */
@@ -4415,47 +4430,41 @@ static int atomic_write1(struct pair *p, uint64_t id, void *raddr,
  * WRITE is started with ibv_wr_*, found in the mmapped send ring by its
  * wr_id, rewritten as a FLUSH, and only then handed over by ibv_wr_complete.
  */
+/* The RDMA WRITE WQE flush1 started: its wr_id, opcode and remote address. */
+struct write_wqe {
+	uint64_t id, va;
+};
+
+static int is_write_wqe(const unsigned char *w, const void *arg)
+{
+	const struct write_wqe *k = arg;
+	uint64_t wid, ra;
+	uint32_t op;
+
+	memcpy(&wid, w, 8);
+	memcpy(&op, w + SWQE_OPCODE, 4);
+	memcpy(&ra, w + SWQE_WR, 8);
+	return wid == k->id && op == IBV_WR_RDMA_WRITE && ra == k->va;
+}
+
 static int flush1(struct pair *p, uint64_t id, void *raddr, uint32_t len,
 		  uint32_t rkey, uint8_t type, uint8_t level)
 {
 	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(p->a);
-	FILE *f = fopen("/proc/self/maps", "r");
-	unsigned char *slot = NULL;
-	unsigned long lo, hi, o;
-	char line[512];
-	uint64_t va = (uintptr_t)raddr;
+	struct write_wqe k = { id, (uintptr_t)raddr };
+	unsigned char *slot;
 
-	if (!f)
-		return -1;
 	ibv_wr_start(qpx);
 	qpx->wr_id = id;
 	qpx->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_rdma_write(qpx, rkey, va);
+	ibv_wr_rdma_write(qpx, rkey, k.va);
 	ibv_wr_set_sge(qpx, p->mra->lkey, (uintptr_t)p->bufa, 0);
-	while (!slot && fgets(line, sizeof(line), f)) {
-		if (!strstr(line, "/dev/infiniband/uverbs") ||
-		    sscanf(line, "%lx-%lx", &lo, &hi) != 2 || !strstr(line, "rw"))
-			continue;
-		for (o = lo; o + SWQE_DMA + 24 <= hi; o += 64) {
-			unsigned char *w = (unsigned char *)o;
-			uint64_t wid, ra;
-			uint32_t op;
-
-			memcpy(&wid, w, 8);
-			memcpy(&op, w + SWQE_OPCODE, 4);
-			memcpy(&ra, w + SWQE_WR, 8);
-			if (wid == id && op == IBV_WR_RDMA_WRITE && ra == va) {
-				slot = w;
-				break;
-			}
-		}
-	}
-	fclose(f);
+	slot = ring_find(64, SWQE_DMA + 24, is_write_wqe, &k);
 	if (!slot) {
 		ibv_wr_abort(qpx);
 		return -2;
 	}
-	rxe_flush_wqe_fill(slot, va, len, rkey, type, level);
+	rxe_flush_wqe_fill(slot, k.va, len, rkey, type, level);
 	return ibv_wr_complete(qpx);
 }
 
