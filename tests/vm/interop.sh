@@ -158,7 +158,11 @@ _pair_body() { # ROLE NAME TMO SPEC ARGS...
 	local prc
 	prc=$(cat "$SYNC/in/done.$name" 2>/dev/null || echo '?')
 	echo "[$(now)] peer ($(drv_of "$PEER")) exit: $prc"
-	[[ -n ${STRESS_DYNDBG:-} ]] && echo "counters: $("$RDMA" statistic show link "$DEV/1" 2>&1)"
+	# a failed exchange leaves both drivers' counters in the log: a lost ACK
+	# (ack counts) tells itself apart from a peer that never retried
+	if [[ -n ${STRESS_DYNDBG:-} || $rc != 0 || $prc != 0 ]]; then
+		echo "counters: $("$RDMA" statistic show link "$DEV/1" 2>&1)"
+	fi
 	assert_dmesg_clean "test $name"
 	local who=server
 	[[ $role == cli ]] && who=client
