@@ -89,7 +89,7 @@ static void sroce_rx_enqueue(struct sroce_qp *qp, struct sk_buff *skb,
 {
 	struct sk_buff_head *q = req ? &qp->req_rxq : &qp->resp_rxq;
 
-	if (unlikely(skb_queue_len(q) >= SROCE_RXQ_MAX)) {
+	if (unlikely(skb_queue_len(q) >= sroce_rxq_cap(qp))) {
 		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_BACKLOG);
 		kfree_skb(skb);
 		return;

@@ -62,7 +62,10 @@
 #define SROCE_HANDOFF_HOPS	4	/* loopback peers one context runs in turn */
 #define SROCE_FLUSH_BUDGET	256	/* WQEs flushed per engine pass */
 #define SROCE_FETCH_BUDGET	64	/* user WQEs copied per engine pass */
-#define SROCE_RXQ_MAX		512	/* queued packets per QP before drops */
+/* a QP queues this much payload at its path MTU before it drops ... */
+#define SROCE_RXQ_BYTES		(2 << 20)
+#define SROCE_RXQ_MIN		512	/* ... but at least this many packets */
+#define SROCE_RXQ_MAX		2048	/* ... and at most this many (MTU 1024) */
 #define SROCE_DUP_PEEK		32	/* requests looked at past a waiting one */
 #define SROCE_QP_SKB_MAX	256	/* transmitted, not yet freed, per QP */
 #define SROCE_DEV_SKB_MAX	4096	/* the same, per device */
@@ -611,6 +614,16 @@ struct sroce_qp {
 static inline struct sroce_qp *to_sqp(struct ib_qp *qp)
 {
 	return container_of(qp, struct sroce_qp, ibqp);
+}
+
+/*
+ * Packets a QP's receive queue may hold.  The bound is memory, so small
+ * MTUs get more packets: a slow UC receiver then absorbs the same burst.
+ */
+static inline u32 sroce_rxq_cap(const struct sroce_qp *qp)
+{
+	return clamp_t(u32, SROCE_RXQ_BYTES / max(READ_ONCE(qp->mtu), 1U),
+		       SROCE_RXQ_MIN, SROCE_RXQ_MAX);
 }
 
 static inline bool sroce_qp_is_ud(const struct sroce_qp *qp)
