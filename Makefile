@@ -86,10 +86,12 @@ check-interop:
 check-stress:
 	@KVERS="$(KVERS)" SKIP_UNIT=1 VM_SUITES=stress STRESS_LEVEL="$${STRESS_LEVEL:-full}" STRESS_KVERS="$${STRESS_KVERS:-all}" STRESS_CONFIGS="$${STRESS_CONFIGS:-sroce-sroce sroce-rxe}" MAKE="$(MAKE)" $(TOOLING_ROOT)/scripts/check
 
-# Kernel storage over the device (tests/vm/ulp.sh), long form: 256 MiB per
-# fio job; make check runs the same scenarios with 16 MiB.
+# Kernel storage over the device, long form: 256 MiB per fio job; one VM
+# (tests/vm/ulp.sh) on both kernels, then two VMs (tests/vm/ulp-pair.sh):
+# sroce and rdma_rxe as target and host in every pairing. make check runs
+# the one-VM form with 16 MiB on the last kernel.
 check-ulp:
-	@KVERS="$(KVERS)" SKIP_UNIT=1 VM_SUITES=ulp ULP_FULL=1 ULP_KVERS=all MAKE="$(MAKE)" $(TOOLING_ROOT)/scripts/check
+	@KVERS="$(KVERS)" SKIP_UNIT=1 VM_SUITES="ulp ulp-pair" ULP_FULL=1 ULP_KVERS=all ULP_PAIR_CONFIGS="$${ULP_PAIR_CONFIGS:-sroce-sroce sroce-rxe rxe-sroce}" MAKE="$(MAKE)" $(TOOLING_ROOT)/scripts/check
 
 # The suites on the debug guest kernel (KASAN, lockdep, kmemleak, list and
 # object debugging), built once by scripts/debug-kernel: any report fails.

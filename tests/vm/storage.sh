@@ -7,6 +7,9 @@
 ULP_FULL=${ULP_FULL:-0}
 ULP_SIZE_MB=${ULP_SIZE_MB:-$( ((ULP_FULL)) && echo 256 || echo 16)}
 ULP_NVME_QUEUES=${ULP_NVME_QUEUES:-2}
+# the queue-depth-1 job alone: across two TCG guests a round trip takes
+# ~25 ms, 4 KiB at a time
+ULP_QD1_MB=${ULP_QD1_MB:-$ULP_SIZE_MB}
 NQN=nqn.2026-12.io.sroce:ulp-nvme
 NVMET=/sys/kernel/config/nvmet
 LIO=/sys/kernel/config/target
@@ -67,19 +70,20 @@ nvme_ns_dev() {
 	return 1
 }
 
+# Every port and subsystem (the test guest has only ours).
 nvmet_teardown() {
-	local p
+	local p n
 	[[ -d $NVMET ]] || return 0
 	for p in "$NVMET"/ports/*; do
 		[[ -d $p ]] || continue
-		rm -f "$p/subsystems/$NQN" 2>/dev/null || true
+		find "$p/subsystems" -mindepth 1 -maxdepth 1 -type l -delete 2>/dev/null || true
 		rmdir "$p" 2>/dev/null || true
 	done
-	if [[ -d $NVMET/subsystems/$NQN ]]; then
-		echo 0 >"$NVMET/subsystems/$NQN/namespaces/1/enable" 2>/dev/null || true
-		rmdir "$NVMET/subsystems/$NQN/namespaces/1" 2>/dev/null || true
-		rmdir "$NVMET/subsystems/$NQN" 2>/dev/null || true
-	fi
+	for n in "$NVMET"/subsystems/*; do
+		[[ -d $n ]] || continue
+		echo 0 >"$n/namespaces/1/enable" 2>/dev/null || true
+		rmdir "$n/namespaces/1" "$n" 2>/dev/null || true
+	done
 	true
 }
 
@@ -96,10 +100,10 @@ nvme_connect() { # IP [nvme connect options]
 
 # fio job writing a crc32c-verified pattern over the whole of SIZE; every
 # block is read back and checked in the same job.
-fio_verify() {
-	local dev=$1 bs=$2 qd=$3 name=$4 out=/tmp/fio-$4.txt
+fio_verify() { # DEV BS IODEPTH NAME [SIZE_MB]
+	local dev=$1 bs=$2 qd=$3 name=$4 mb=${5:-$ULP_SIZE_MB} out=/tmp/fio-$4.txt
 	fio --name="$name" --filename="$dev" --direct=1 --ioengine=libaio \
-		--rw=randwrite --bs="$bs" --iodepth="$qd" --size="${ULP_SIZE_MB}M" \
+		--rw=randwrite --bs="$bs" --iodepth="$qd" --size="${mb}M" \
 		--verify=crc32c --verify_fatal=1 --do_verify=1 --randrepeat=0 \
 		--output="$out" ||
 		{ cat "$out"; fail "fio $name failed (bs $bs, iodepth $qd)"; }
@@ -128,8 +132,9 @@ nvmet_up() {
 	echo ipv4 >"$NVMET/ports/1/addr_adrfam"
 	echo "$ip" >"$NVMET/ports/1/addr_traddr"
 	echo 4420 >"$NVMET/ports/1/addr_trsvcid"
+	dmesg_mark "nvmet-up-$$"
 	ln -s "$NVMET/subsystems/$NQN" "$NVMET/ports/1/subsystems/$NQN"
-	dmesg | grep -q "nvmet_rdma: enabling port 1 ($ip:4420)" ||
+	dmesg_since "nvmet-up-$$" | grep -F "nvmet_rdma: enabling port 1 ($ip:4420)" >/dev/null ||
 		{ dmesg | tail -n5; fail "nvmet-rdma did not enable its port"; }
 }
 nvmet_down() {
@@ -153,7 +158,7 @@ nvme_host_run() {
 	grep -q "subnqn: *$NQN" /tmp/discover.txt || fail "discovery log does not list $NQN"
 	nvme_connect "$ip"
 	dev=$(nvme_ns_dev)
-	fio_verify "$dev" 4k 1 w4k_qd1
+	fio_verify "$dev" 4k 1 w4k_qd1 "$ULP_QD1_MB"
 	fio_verify "$dev" 4k 32 w4k_qd32
 	fio_verify "$dev" 128k 32 w128k_qd32
 	fio_verify "$dev" 1m 32 w1m_qd32
@@ -414,7 +419,6 @@ srp_logout() {
 # The target: ib_srpt with a ramdisk LUN, its port named after GID 0's
 # interface ID, an ACL for the initiator at $1, logins on rdma_cm port 5000.
 # SRP_SGUID: the service GUID (srpt's node GUID) that the initiator names.
-# shellcheck disable=SC2034
 SRP_SGUID=
 srpt_up() {
 	local host_ip=$1 guid sguid w rd
@@ -437,6 +441,7 @@ srpt_up() {
 	echo 1 >"$w/enable"
 	echo "$SRP_CM_PORT" >"$LIO/srpt/discovery_auth/rdma_cm_port"
 	info "srpt: port $guid, service GUID $sguid, rdma_cm port $(cat "$LIO/srpt/discovery_auth/rdma_cm_port")"
+	# shellcheck disable=SC2034 # read by the suites
 	SRP_SGUID=$sguid
 }
 srpt_down() {
