@@ -416,31 +416,39 @@ srp_logout() {
 	wait_for 20 bash -c "! ls /sys/class/srp_remote_ports/ 2>/dev/null | grep -q ." || true
 }
 
-# The target: ib_srpt with a ramdisk LUN, its port named after GID 0's
-# interface ID, an ACL for the initiator at $1, logins on rdma_cm port 5000.
-# SRP_SGUID: the service GUID (srpt's node GUID) that the initiator names.
+# The initiator port ID ib_srp logs in with: an ID extension of 0, then
+# the interface ID of the initiator's GID 0.
+srp_initiator_port_id() {
+	echo "0x0000000000000000$(cut -c21- "$(ib_dir)/ports/1/gids/0" | tr -d :)"
+}
+# The target: ib_srpt with a ramdisk LUN and logins on rdma_cm port 5000.
+# Its port is named after GID 0 in full, so srpt matches a login's ACL
+# against the initiator port ID $1 (srp_initiator_port_id on the host): on
+# the port named after the interface ID alone, srpt names an rdma_cm login
+# after the address the request arrived at, the target's own, for every
+# initiator. SRP_SGUID: the service GUID (srpt's node GUID) that the
+# initiator names.
 SRP_SGUID=
 srpt_up() {
-	local host_ip=$1 guid sguid w rd
+	local i_port_id=$1 port sguid w rd
 	configfs_up
 	"$MODPROBE" target_core_mod
 	"$MODPROBE" ib_srpt || fail "modprobe ib_srpt"
 	srpt_down
-	guid=$(cut -c21- "$(ib_dir)/ports/1/gids/0")
+	port=0x$(tr -d : <"$(ib_dir)/ports/1/gids/0")
 	sguid=$(tr -d : <"$(ib_dir)/node_guid")
 	rd=$LIO/core/rd_mcp_77/srp_rd
 	mkdir -p "$rd"
 	echo "rd_pages=$(( (ULP_SIZE_MB + 16) * 256 ))" >"$rd/control"
 	echo 1 >"$rd/enable"
-	w=$LIO/srpt/$guid/tpgt_1
-	mkdir -p "$w/lun/lun_0" || fail "srpt has no target port $guid"
+	w=$LIO/srpt/$port/tpgt_1
+	mkdir -p "$w/lun/lun_0" || fail "srpt has no target port $port"
 	ln -s "$rd" "$w/lun/lun_0/srp_rd"
-	# an rdma_cm login is named after the initiator's IP address
-	mkdir -p "$w/acls/$host_ip/lun_0"
-	ln -s "$w/lun/lun_0" "$w/acls/$host_ip/lun_0/lun_0"
+	mkdir -p "$w/acls/$i_port_id/lun_0"
+	ln -s "$w/lun/lun_0" "$w/acls/$i_port_id/lun_0/lun_0"
 	echo 1 >"$w/enable"
 	echo "$SRP_CM_PORT" >"$LIO/srpt/discovery_auth/rdma_cm_port"
-	info "srpt: port $guid, service GUID $sguid, rdma_cm port $(cat "$LIO/srpt/discovery_auth/rdma_cm_port")"
+	info "srpt: port $port, ACL $i_port_id, service GUID $sguid, rdma_cm port $(cat "$LIO/srpt/discovery_auth/rdma_cm_port")"
 	# shellcheck disable=SC2034 # read by the suites
 	SRP_SGUID=$sguid
 }

@@ -32,7 +32,7 @@ ULP_QD1_MB=${ULP_QD1_MB:-1}
 # shellcheck source=tests/vm/storage.sh
 . "$HERE/storage.sh"
 
-TARGET_IP=$(ip_of A) HOST_IP=$(ip_of B)
+TARGET_IP=$(ip_of A)
 # longer than nvme's keep-alive timeout (5 s) and the QP's retries: the
 # target drops the controller and the host must reconnect
 NVME_FLAP_DOWN=${NVME_FLAP_DOWN:-15}
@@ -279,8 +279,10 @@ t_iser() {
 	fi
 }
 
+# The ACL names B's initiator port ID, which B posts first.
 srpt_handoff() {
-	srpt_up "$HOST_IP"
+	wait_peer srp.iport $((300 * DBG_SCALE)) || fail "the host never posted its SRP initiator port ID"
+	srpt_up "$(cat "$SYNC/in/srp.iport")"
 	echo "$SRP_SGUID" >/tmp/ulp-handoff
 }
 srp_host() { srp_host_run "$TARGET_IP" "$HANDOFF"; }
@@ -288,6 +290,7 @@ t_srp() {
 	if [[ $ME == A ]]; then
 		target_half srp "$MIN_SENT" srpt_down srpt_handoff
 	else
+		post srp.iport "$(srp_initiator_port_id)"
 		host_half srp "$MIN_SENT" srp_logout srp_host
 	fi
 }

@@ -93,7 +93,7 @@ t_srp() {
 	mark="srp-$$"
 	dmesg_mark "$mark"
 	srp_logout
-	srpt_up "$ip"
+	srpt_up "$(srp_initiator_port_id)"
 	srp_host_run "$ip" "$SRP_SGUID"
 	srpt_down
 	assert_dmesg_clean "$mark"
