@@ -149,6 +149,13 @@ fio_slow_verify() { # DEV NAME
 		--do_verify=1 --output="/tmp/fio-$2.txt"
 }
 
+# A hung I/O path: the blocked tasks' stacks into dmesg (results/dmesg.txt;
+# the console's log level hides the hung-task detector's), then fail.
+fail_blocked() { # MESSAGE
+	echo w >/proc/sysrq-trigger 2>/dev/null || true
+	fail "$1 (blocked tasks' stacks in dmesg)"
+}
+
 # the link back up whatever happened, then the host's controllers
 flap_host_down() {
 	"$IP" link set "$NETDEV" up 2>/dev/null || true
@@ -170,7 +177,7 @@ nvme_flap_host() {
 	"$IP" link set "$NETDEV" up || fail "ip link set $NETDEV up failed"
 	info "[$(now)] $NETDEV up"
 	t0=$(date +%s)
-	wait_for $((240 * DBG_SCALE)) bash -c "! kill -0 $pid" || fail "fio still running $((240 * DBG_SCALE))s after the link came back"
+	wait_for $((240 * DBG_SCALE)) bash -c "! kill -0 $pid" || fail_blocked "fio still running $((240 * DBG_SCALE))s after the link came back"
 	wait "$pid" && rc=0 || rc=$?
 	grep -E 'err=|WRITE:|READ:' /tmp/fio-flap.txt | sed 's/^/    /' || true
 	((rc == 0)) || { cat /tmp/fio-flap.txt; fail "fio across the link flap exited $rc"; }
@@ -201,7 +208,7 @@ nvme_gone_host() {
 	post nvme_gone.running
 	wait_peer nvme_gone.removed 120 || fail "the target did not go away"
 	t0=$(date +%s)
-	wait_for "$bound" bash -c "! kill -0 $pid" || fail "fio still running ${bound}s after the target went away (hung I/O)"
+	wait_for "$bound" bash -c "! kill -0 $pid" || fail_blocked "fio still running ${bound}s after the target went away (hung I/O)"
 	wait "$pid" && rc=0 || rc=$?
 	secs=$(($(date +%s) - t0))
 	grep -E 'err=|WRITE:|READ:|error' /tmp/fio-gone.txt | head -n5 | sed 's/^/    /' || true
