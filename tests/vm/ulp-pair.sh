@@ -104,7 +104,12 @@ target_half() { # NAME MIN_SENT DOWN UP...
 	post "$name.ready" "$(cat /tmp/ulp-handoff)"
 	wait_peer "$name.done" "$TGT_WAIT" || { $down; fail "host did not finish $name within ${TGT_WAIT}s"; }
 	$down
+	host_passed "$name"
 	cnt_check "$min"
+}
+# B's verdict, which it posts in NAME.done (empty if B was killed)
+host_passed() { # NAME
+	[[ $(cat "$SYNC/in/$1.done" 2>/dev/null) == 0 ]] || fail "the host failed $1 (see B's log)"
 }
 # B (host): wait for A's target, run FN ARGS... (with the handoff in
 # HANDOFF), then DOWN whatever happened, and tell A it is done.
@@ -122,11 +127,16 @@ host_half() { # NAME MIN_SENT DOWN FN ARGS...
 	set +e
 	(set -e; "$@")
 	rc=$?
-	$down
 	set -e
+	# a failed host releases A before its own cleanup, which may hang on
+	# a stuck controller; a cleanup that hangs still releases A
+	# shellcheck disable=SC2064
+	trap "post $name.done" EXIT
+	((rc == 0)) || post "$name.done" "$rc"
+	bounded $((90 * DBG_SCALE)) "$down"
 	trap - EXIT
-	post "$name.done"
 	((rc == 0)) || exit 1
+	post "$name.done" 0
 	cnt_check "$min"
 }
 # Every fio job moves ULP_SIZE_MB at least twice, in packets of at most 4 KiB.
@@ -149,11 +159,25 @@ fio_slow_verify() { # DEV NAME
 		--do_verify=1 --output="/tmp/fio-$2.txt"
 }
 
-# A hung I/O path: the blocked tasks' stacks into dmesg (results/dmesg.txt;
-# the console's log level hides the hung-task detector's), then fail.
+# A hung I/O path: the blocked tasks' stacks, from sysrq into the kernel
+# log, saved next to the test's log at once (the console's log level hides
+# them, and a guest stuck for good is killed before suite_end saves dmesg).
 fail_blocked() { # MESSAGE
+	local dump=${_T_REASON_FILE%.reason}.dmesg
 	echo w >/proc/sysrq-trigger 2>/dev/null || true
-	fail "$1 (blocked tasks' stacks in dmesg)"
+	sleep 1
+	dmesg >"$dump" 2>/dev/null || true
+	fail "$1 (blocked tasks' stacks in ${dump##*/})"
+}
+# CMD... in the background for at most SECS: a process stuck in the kernel
+# is left behind, not waited for (timeout(1) would wait for it).
+bounded() { # SECS CMD...
+	local secs=$1 p
+	shift
+	"$@" &
+	p=$!
+	wait_for "$secs" bash -c "! kill -0 $p" || fail_blocked "'$*' still running after ${secs}s"
+	wait "$p"
 }
 
 # the link back up whatever happened, then the host's controllers
@@ -185,7 +209,7 @@ nvme_flap_host() {
 	info "fio ended $(($(date +%s) - t0))s after the link came back, every block verified"
 	dmesg_since "$mark" | grep -E "nvme.*(reconnect|Reconnect|error recovery)" | sed 's/^/    /' | tail -n4 || true
 	dmesg_since "$mark" | grep -E "nvme.*Successfully reconnected" >/dev/null || fail "no 'Successfully reconnected' from nvme in dmesg"
-	nvme disconnect -n "$NQN" >/dev/null
+	bounded 60 nvme disconnect -n "$NQN" >/dev/null
 }
 t_nvme_flap() {
 	if [[ $ME == A ]]; then
@@ -217,7 +241,7 @@ nvme_gone_host() {
 	if wait_for 60 nvme_ctrl_gone; then
 		info "the controller went away by itself (ctrl-loss-tmo)"
 	else
-		timeout 60 nvme disconnect -n "$NQN" || fail "the controller neither went away nor disconnects"
+		bounded 60 nvme disconnect -n "$NQN" || fail "the controller neither went away nor disconnects"
 	fi
 	! nvme_ns_dev >/dev/null || fail "namespace still present"
 }
@@ -237,6 +261,7 @@ t_nvme_target_gone() {
 		post nvme_gone.removed
 		wait_peer nvme_gone.done "$TGT_WAIT" || { nvmet_down; fail "host did not finish within ${TGT_WAIT}s"; }
 		nvmet_down
+		host_passed nvme_gone
 		cnt_check 1
 	else
 		host_half nvme_gone 1 nvme_host_down nvme_gone_host
@@ -265,6 +290,7 @@ t_nfs() {
 		wait_peer nfs.done $((end - $(date +%s))) || { nfs_server_down; fail "client did not finish within ${TGT_WAIT}s"; }
 		nfs_server_down
 		((rc == 0)) || exit 1
+		host_passed nfs
 		cnt_check 1
 	else
 		host_half nfs "$((NFS_BIG_MB * 256))" nfs_client_down nfs_host
