@@ -180,21 +180,29 @@ bounded() { # SECS CMD...
 	wait "$p"
 }
 
+# Connect to A's subsystem (nvme connect's --ctrl-loss-tmo CTRL_LOSS) and
+# start fio_slow_verify on it as job NAME; FIO_PID is the job, still
+# running after SECS.
+FIO_PID=
+slow_io_start() { # NAME CTRL_LOSS SECS
+	"$MODPROBE" nvme-rdma || fail "modprobe nvme-rdma"
+	nvme_connect "$TARGET_IP" --reconnect-delay=2 --ctrl-loss-tmo="$2"
+	fio_slow_verify "$(nvme_ns_dev)" "$1" &
+	FIO_PID=$!
+	sleep "$3"
+	kill -0 "$FIO_PID" 2>/dev/null || fail "fio $1 ended within ${3}s: $(cat "/tmp/fio-$1.txt")"
+}
+
 # the link back up whatever happened, then the host's controllers
 flap_host_down() {
 	"$IP" link set "$NETDEV" up 2>/dev/null || true
 	nvme_host_down
 }
 nvme_flap_host() {
-	local dev pid rc mark=flap-$$ t0
+	local pid rc mark=flap-$$ t0
 	dmesg_mark "$mark"
-	"$MODPROBE" nvme-rdma || fail "modprobe nvme-rdma"
-	nvme_connect "$TARGET_IP" --reconnect-delay=2 --ctrl-loss-tmo=600
-	dev=$(nvme_ns_dev)
-	fio_slow_verify "$dev" flap &
-	pid=$!
-	sleep 4
-	kill -0 "$pid" 2>/dev/null || fail "fio ended before the link went down: $(cat /tmp/fio-flap.txt)"
+	slow_io_start flap 600 4
+	pid=$FIO_PID
 	info "[$(now)] $NETDEV down for ${NVME_FLAP_DOWN}s"
 	"$IP" link set "$NETDEV" down
 	sleep "$NVME_FLAP_DOWN"
@@ -221,14 +229,9 @@ t_nvme_flap() {
 }
 
 nvme_gone_host() {
-	local dev pid rc t0 secs bound=$((120 * DBG_SCALE))
-	"$MODPROBE" nvme-rdma || fail "modprobe nvme-rdma"
-	nvme_connect "$TARGET_IP" --reconnect-delay=2 --ctrl-loss-tmo=10
-	dev=$(nvme_ns_dev)
-	fio_slow_verify "$dev" gone &
-	pid=$!
-	sleep 3
-	kill -0 "$pid" 2>/dev/null || fail "fio ended before the target went away: $(cat /tmp/fio-gone.txt)"
+	local pid rc t0 secs bound=$((120 * DBG_SCALE))
+	slow_io_start gone 10 3
+	pid=$FIO_PID
 	post nvme_gone.running
 	wait_peer nvme_gone.removed 120 || fail "the target did not go away"
 	t0=$(date +%s)
