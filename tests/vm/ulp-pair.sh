@@ -20,6 +20,8 @@
 # Every sroce side must show the I/O in its packet counters and no drop of
 # its own; dmesg stays clean on both sides (suite_end).
 # ULP_SIZE_MB (default 16) bounds each fio job; ULP_FULL=1: 256 MiB.
+# nvme_flap is SKIP when B is rdma_rxe, which hangs there on its own
+# (ULP_RXE_FLAP=1 runs it anyway).
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=${SVM_REPO:-$(cd "$HERE/../.." && pwd)}
 # shellcheck source=tests/vm/lib.sh
@@ -36,11 +38,18 @@ TARGET_IP=$(ip_of A)
 # longer than nvme's keep-alive timeout (5 s) and the QP's retries: the
 # target drops the controller and the host must reconnect
 NVME_FLAP_DOWN=${NVME_FLAP_DOWN:-15}
-# B's host half of a test may take ULP_TMO; A waits for it TGT_WAIT, longer,
-# and run_test bounds both sides beyond that (run_test scales its own bound
-# on the debug kernel; the waits inside do not)
+# B's host half of a test may take ULP_TMO; A's waits in one test share
+# one deadline TGT_WAIT after it starts, longer, and run_test bounds both
+# sides beyond that (run_test scales its own bound on the debug kernel; the
+# waits inside do not)
 ULP_TMO=$(( (ULP_FULL ? 1800 : 480) * DBG_SCALE))
 TGT_WAIT=$((ULP_TMO + 120 * DBG_SCALE))
+TGT_END=0
+tgt_deadline() { TGT_END=$(($(date +%s) + TGT_WAIT)); }
+tgt_left() { # seconds to A's deadline, at least 1
+	local l=$((TGT_END - $(date +%s)))
+	echo $((l > 1 ? l : 1))
+}
 wait_peer_any() { # SECS KEY...: the first of the keys the peer posts (or none)
 	local secs=$1 end k
 	shift
@@ -95,6 +104,7 @@ cnt_check() { # MIN_SENT
 target_half() { # NAME MIN_SENT DOWN UP...
 	local name=$1 min=$2 down=$3
 	shift 3
+	tgt_deadline
 	: >/tmp/ulp-handoff
 	cnt_begin
 	# shellcheck disable=SC2064
@@ -102,7 +112,7 @@ target_half() { # NAME MIN_SENT DOWN UP...
 	"$@"
 	trap - EXIT
 	post "$name.ready" "$(cat /tmp/ulp-handoff)"
-	wait_peer "$name.done" "$TGT_WAIT" || { $down; fail "host did not finish $name within ${TGT_WAIT}s"; }
+	wait_peer "$name.done" "$(tgt_left)" || { $down; fail "host did not finish $name within ${TGT_WAIT}s"; }
 	$down
 	host_passed "$name"
 	cnt_check "$min"
@@ -139,23 +149,31 @@ host_half() { # NAME MIN_SENT DOWN FN ARGS...
 	post "$name.done" 0
 	cnt_check "$min"
 }
-# Every fio job moves ULP_SIZE_MB at least twice, in packets of at most 4 KiB.
-MIN_SENT=$((ULP_SIZE_MB * 256))
+# Packets that MB MiB of payload needs at the device's active MTU: a lower
+# bound on what each side sends in a test whose data crosses both ways once
+# (the host sends what it writes, as RDMA READ responses or SENDs; the
+# target what the host reads back, as RDMA WRITEs).
+pkts_for() { # MB
+	local mtu
+	mtu=$(ibv_devinfo -d "$DEV" | awk '/active_mtu/ { print $2; exit }')
+	[[ $mtu =~ ^[0-9]+$ ]] || mtu=4096
+	echo $(($1 * 1048576 / mtu))
+}
 
 t_nvme() {
 	if [[ $ME == A ]]; then
-		target_half nvme "$MIN_SENT" nvmet_down nvmet_up "$TARGET_IP"
+		target_half nvme "$(pkts_for "$ULP_SIZE_MB")" nvmet_down nvmet_up "$TARGET_IP"
 	else
-		host_half nvme "$MIN_SENT" nvme_host_down nvme_host_run "$TARGET_IP"
+		host_half nvme "$(pkts_for "$ULP_SIZE_MB")" nvme_host_down nvme_host_run "$TARGET_IP"
 	fi
 }
 
-# A fio verify job slowed to about 20 s of writing, so that the link can
-# go down in the middle of it.
+# A fio verify job slowed to about 20 s of writing (SLOW_KBS KiB/s in
+# 64 KiB writes), so that the link can go down in the middle of it.
+SLOW_KBS=$((ULP_SIZE_MB * 1024 / 20))
 fio_slow_verify() { # DEV NAME
-	local rate=$((ULP_SIZE_MB * 1024 / 20))
 	fio --name="$2" --filename="$1" --direct=1 --ioengine=libaio --rw=write --bs=64k \
-		--iodepth=8 --size="${ULP_SIZE_MB}M" --rate="${rate}k" --verify=crc32c --verify_fatal=1 \
+		--iodepth=8 --size="${ULP_SIZE_MB}M" --rate="${SLOW_KBS}k" --verify=crc32c --verify_fatal=1 \
 		--do_verify=1 --output="/tmp/fio-$2.txt"
 }
 
@@ -221,9 +239,9 @@ nvme_flap_host() {
 }
 t_nvme_flap() {
 	if [[ $ME == A ]]; then
-		target_half nvme_flap "$MIN_SENT" nvmet_down nvmet_up "$TARGET_IP"
+		target_half nvme_flap "$(pkts_for "$ULP_SIZE_MB")" nvmet_down nvmet_up "$TARGET_IP"
 	else
-		host_half nvme_flap "$MIN_SENT" flap_host_down nvme_flap_host
+		host_half nvme_flap "$(pkts_for "$ULP_SIZE_MB")" flap_host_down nvme_flap_host
 		wait_for 30 ping1 "$TARGET_IP" || fail "the target does not answer ping after the flap"
 	fi
 }
@@ -233,7 +251,8 @@ nvme_gone_host() {
 	slow_io_start gone 10 3
 	pid=$FIO_PID
 	post nvme_gone.running
-	wait_peer nvme_gone.removed 120 || fail "the target did not go away"
+	wait_peer nvme_gone.removed $((120 * DBG_SCALE)) || fail "the target did not go away"
+	[[ $(cat "$SYNC/in/nvme_gone.removed") != FAIL ]] || fail "the target's teardown failed (see A's log)"
 	t0=$(date +%s)
 	wait_for "$bound" bash -c "! kill -0 $pid" || fail_blocked "fio still running ${bound}s after the target went away (hung I/O)"
 	wait "$pid" && rc=0 || rc=$?
@@ -250,39 +269,51 @@ nvme_gone_host() {
 }
 nvme_ctrl_gone() { ! nvme_ctrl_of_nqn; }
 t_nvme_target_gone() {
+	# fio ran 3 s before A removes the target (startup under TCG takes
+	# some): a second of its 64 KiB writes at least, one RDMA READ from A
+	# each, their bytes from B
+	local a_min=$((SLOW_KBS / 64)) b_min
 	if [[ $ME == A ]]; then
+		tgt_deadline
 		cnt_begin
+		# shellcheck disable=SC2064
 		trap "post nvme_gone.ready FAIL; nvmet_down" EXIT
 		nvmet_up "$TARGET_IP"
 		trap - EXIT
 		post nvme_gone.ready
-		[[ $(wait_peer_any $((300 * DBG_SCALE)) nvme_gone.running nvme_gone.done) == nvme_gone.running ]] ||
+		[[ $(wait_peer_any "$(tgt_left)" nvme_gone.running nvme_gone.done) == nvme_gone.running ]] ||
 			{ nvmet_down; fail "the host never started its I/O (see B's log)"; }
 		info "[$(now)] removing the port and the subsystem under the host's I/O"
+		# shellcheck disable=SC2064
+		trap "post nvme_gone.removed FAIL; nvmet_down" EXIT
 		nvmet_teardown
 		[[ ! -d $NVMET/ports/1 ]] || fail "port 1 still there after the teardown"
+		trap - EXIT
 		post nvme_gone.removed
-		wait_peer nvme_gone.done "$TGT_WAIT" || { nvmet_down; fail "host did not finish within ${TGT_WAIT}s"; }
+		wait_peer nvme_gone.done "$(tgt_left)" || { nvmet_down; fail "host did not finish within ${TGT_WAIT}s"; }
 		nvmet_down
 		host_passed nvme_gone
-		cnt_check 1
+		cnt_check "$a_min"
 	else
-		host_half nvme_gone 1 nvme_host_down nvme_gone_host
+		b_min=$(pkts_for 1)
+		b_min=$((b_min * SLOW_KBS / 1024))
+		host_half nvme_gone "$b_min" nvme_host_down nvme_gone_host
 	fi
 }
 
 # B writes and checks over the mount; A then checks its own copy against
 # B's sums; B remounts and reads everything back.
 t_nfs() {
-	local rc end
+	local rc
 	if [[ $ME == A ]]; then
+		tgt_deadline
 		cnt_begin
+		# shellcheck disable=SC2064
 		trap "post nfs.ready FAIL; nfs_server_down" EXIT
 		nfs_server_up
 		trap - EXIT
 		post nfs.ready
-		end=$(($(date +%s) + TGT_WAIT))
-		[[ $(wait_peer_any "$TGT_WAIT" nfs.written nfs.done) == nfs.written ]] ||
+		[[ $(wait_peer_any "$(tgt_left)" nfs.written nfs.done) == nfs.written ]] ||
 			{ nfs_server_down; fail "the client did not write (see B's log)"; }
 		sed '$d' "$SYNC/in/nfs.written" >/tmp/nfs-src.sums
 		set +e
@@ -290,13 +321,14 @@ t_nfs() {
 		rc=$?
 		set -e
 		post nfs.checked "$rc"
-		wait_peer nfs.done $((end - $(date +%s))) || { nfs_server_down; fail "client did not finish within ${TGT_WAIT}s"; }
+		wait_peer nfs.done "$(tgt_left)" || { nfs_server_down; fail "client did not finish within ${TGT_WAIT}s"; }
 		nfs_server_down
 		((rc == 0)) || exit 1
 		host_passed nfs
-		cnt_check 1
+		# the O_DIRECT re-read of big, as RDMA WRITEs
+		cnt_check "$(pkts_for "$NFS_BIG_MB")"
 	else
-		host_half nfs "$((NFS_BIG_MB * 256))" nfs_client_down nfs_host
+		host_half nfs "$(pkts_for "$NFS_BIG_MB")" nfs_client_down nfs_host
 	fi
 }
 nfs_host() {
@@ -309,25 +341,28 @@ nfs_host() {
 
 t_iser() {
 	if [[ $ME == A ]]; then
-		target_half iser "$MIN_SENT" iser_target_down iser_target_up "$TARGET_IP"
+		target_half iser "$(pkts_for "$ULP_SIZE_MB")" iser_target_down iser_target_up "$TARGET_IP"
 	else
-		host_half iser "$MIN_SENT" iser_host_down iser_host_run "$TARGET_IP"
+		host_half iser "$(pkts_for "$ULP_SIZE_MB")" iser_host_down iser_host_run "$TARGET_IP"
 	fi
 }
 
 # The ACL names B's initiator port ID, which B posts first.
 srpt_handoff() {
-	wait_peer srp.iport $((300 * DBG_SCALE)) || fail "the host never posted its SRP initiator port ID"
-	srpt_up "$(cat "$SYNC/in/srp.iport")"
+	local iport
+	wait_peer srp.iport "$(tgt_left)" || fail "the host never posted its SRP initiator port ID"
+	iport=$(cat "$SYNC/in/srp.iport")
+	[[ $iport =~ ^0x[0-9a-f]{32}$ ]] || fail "the host's SRP initiator port ID '$iport' is not 0x and 32 hex digits"
+	srpt_up "$iport"
 	echo "$SRP_SGUID" >/tmp/ulp-handoff
 }
 srp_host() { srp_host_run "$TARGET_IP" "$HANDOFF"; }
 t_srp() {
 	if [[ $ME == A ]]; then
-		target_half srp "$MIN_SENT" srpt_down srpt_handoff
+		target_half srp "$(pkts_for "$ULP_SIZE_MB")" srpt_down srpt_handoff
 	else
 		post srp.iport "$(srp_initiator_port_id)"
-		host_half srp "$MIN_SENT" srp_logout srp_host
+		host_half srp "$(pkts_for "$ULP_SIZE_MB")" srp_logout srp_host
 	fi
 }
 
@@ -337,6 +372,10 @@ suite_begin "ulp-pair(${IOP_CONFIG:-?}:$ME=$DRV)"
 pair_setup setup || { suite_end; exit 1; }
 for t in nvme nvme_flap nvme_target_gone nfs iser srp; do
 	[[ -n ${IOP_ONLY:-} && ! $t =~ $IOP_ONLY ]] && continue
+	if [[ $t == nvme_flap && $(drv_of B) == rxe && ${ULP_RXE_FLAP:-0} != 1 ]]; then
+		_record "SKIP ${_SUITE}$t: rdma_rxe as the host does not recover from its own link going down: in rxe-rxe (6.12) nvme-rdma's reconnects stop once rxe0 is active again and nvme disconnect blocks (Documentation/interop.md; ULP_RXE_FLAP=1 runs it)"
+		continue
+	fi
 	# a subsystem of its own per test: a host left connected by a failed
 	# test must not find the next test's fresh disk under the same name
 	NQN=nqn.2026-12.io.sroce:ulp-pair-${t//_/-}
