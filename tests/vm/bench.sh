@@ -2,6 +2,9 @@
 # Benchmark matrix, run INSIDE the VM (scripts/bench boots one VM per driver).
 # Loopback on one device: the same perftest runs for rdma_rxe and sroce.
 # Prints "BENCH <name> <value> <unit>" lines (also /results/bench.txt).
+# BENCH_PROFILE=1: every client run under `perf record -a -g` (cpu-clock),
+# its report in /results/profile-<name>.txt; such a boot's numbers carry
+# perf's overhead and are not comparable.
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/vm/basic.sh
 . "$HERE/basic.sh"
@@ -22,7 +25,14 @@ bench_once() {
 	port=$((18515 + RANDOM % 1000))
 	timeout 200 "$tool" -d "$DEV" -x "$gidx" -p "$port" -F "$@" >/tmp/b.srv 2>&1 &
 	wait_port "$port" 30 || return 1
-	timeout 200 "$tool" -d "$DEV" -x "$gidx" -p "$port" -F "$@" 127.0.0.1 >/tmp/b.cli 2>&1
+	if [[ ${BENCH_PROFILE:-0} == 1 ]]; then
+		perf record -q -e cpu-clock -F 1999 -a -g -o /tmp/perf.data -- \
+			timeout 200 "$tool" -d "$DEV" -x "$gidx" -p "$port" -F "$@" 127.0.0.1 >/tmp/b.cli 2>&1
+		perf report -i /tmp/perf.data --no-children --sort dso,sym --stdio --percent-limit 0.5 \
+			>"$RESULTS/profile-$BENCH_NAME.txt" 2>&1 || true
+	else
+		timeout 200 "$tool" -d "$DEV" -x "$gidx" -p "$port" -F "$@" 127.0.0.1 >/tmp/b.cli 2>&1
+	fi
 	wait
 	cat /tmp/b.cli >&2
 	# the counters after each run: where a slow number's time went
@@ -41,6 +51,7 @@ bench() {
 	local name=$1 kind=$2 tool=$3 unit v try
 	shift 3
 	case $kind in bw) unit=MB/s ;; rate) unit=Mpps ;; lat) unit=usec ;; esac
+	BENCH_NAME=$name
 	for try in 1 2 3; do
 		v=$(bench_once "$tool" "$kind" "$@")
 		[[ $v =~ ^[0-9]+(\.[0-9]+)?$ && ! $v =~ ^0(\.0*)?$ ]] && break
