@@ -14,6 +14,41 @@ NQN=nqn.2026-12.io.sroce:ulp-nvme
 NVMET=/sys/kernel/config/nvmet
 LIO=/sys/kernel/config/target
 
+# sroce's counters around one test: the I/O must show in sent_pkts, and no
+# packet may be dropped as malformed, corrupt or foreign (rdma_rxe: nothing
+# to check).
+DROP_COUNTERS="rcvd_malformed rcvd_icrc_err rcvd_bad_opcode rcvd_not_from_peer rcvd_pkey_mismatch"
+cnt_is_sroce() { [[ ${DRV:-${SROCE_DRV:-sroce}} == sroce ]]; }
+cnt_begin() {
+	local c
+	cnt_is_sroce || return 0
+	for c in sent_pkts $DROP_COUNTERS; do echo "$c $(counter "$c")"; done >/tmp/ulp-cnt0
+}
+cnt_check() { # MIN_SENT
+	local c v0 v bad=
+	cnt_is_sroce || return 0
+	while read -r c v0; do
+		v=$(counter "$c")
+		if [[ $c == sent_pkts ]]; then
+			info "sroce sent $((v - v0)) packets"
+			((v - v0 >= $1)) || fail "sroce sent $((v - v0)) packets, fewer than the I/O needs ($1)"
+		elif ((v != v0)); then
+			bad+=" $c+$((v - v0))"
+		fi
+	done </tmp/ulp-cnt0
+	[[ -z $bad ]] || fail "drop counters moved:$bad"
+}
+# Packets that MB MiB of payload needs at the device's active MTU: a lower
+# bound on what one side sends when the data crosses once each way (the
+# host sends what it writes, as RDMA READ responses or SENDs; the target
+# what the host reads back, as RDMA WRITEs).
+pkts_for() { # MB
+	local mtu
+	mtu=$(ibv_devinfo -d "$DEV" | awk '/active_mtu/ { print $2; exit }')
+	[[ $mtu =~ ^[0-9]+$ ]] || mtu=4096
+	echo $(($1 * 1048576 / mtu))
+}
+
 configfs_up() {
 	"$MODPROBE" configfs
 	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config

@@ -75,29 +75,6 @@ setup() {
 }
 
 # --- the halves ----------------------------------------------------------------
-# sroce's counters around one test: the I/O must show in sent_pkts, and no
-# packet may be dropped as malformed, corrupt or foreign.
-DROP_COUNTERS="rcvd_malformed rcvd_icrc_err rcvd_bad_opcode rcvd_not_from_peer rcvd_pkey_mismatch"
-cnt_begin() {
-	local c
-	[[ $DRV == sroce ]] || return 0
-	for c in sent_pkts $DROP_COUNTERS; do echo "$c $(counter "$c")"; done >/tmp/ulp-cnt0
-}
-cnt_check() { # MIN_SENT
-	local c v0 v bad=
-	[[ $DRV == sroce ]] || return 0
-	while read -r c v0; do
-		v=$(counter "$c")
-		if [[ $c == sent_pkts ]]; then
-			info "sroce sent $((v - v0)) packets"
-			((v - v0 >= $1)) || fail "sroce sent $((v - v0)) packets, fewer than the I/O needs ($1)"
-		elif ((v != v0)); then
-			bad+=" $c+$((v - v0))"
-		fi
-	done </tmp/ulp-cnt0
-	[[ -z $bad ]] || fail "drop counters moved:$bad"
-}
-
 # A (target): UP... sets up, its output in /tmp/ulp-handoff goes to B with
 # NAME.ready; then wait for B's NAME.done and run DOWN. A failing UP still
 # releases B (NAME.ready says FAIL).
@@ -149,17 +126,6 @@ host_half() { # NAME MIN_SENT DOWN FN ARGS...
 	post "$name.done" 0
 	cnt_check "$min"
 }
-# Packets that MB MiB of payload needs at the device's active MTU: a lower
-# bound on what each side sends in a test whose data crosses both ways once
-# (the host sends what it writes, as RDMA READ responses or SENDs; the
-# target what the host reads back, as RDMA WRITEs).
-pkts_for() { # MB
-	local mtu
-	mtu=$(ibv_devinfo -d "$DEV" | awk '/active_mtu/ { print $2; exit }')
-	[[ $mtu =~ ^[0-9]+$ ]] || mtu=4096
-	echo $(($1 * 1048576 / mtu))
-}
-
 t_nvme() {
 	if [[ $ME == A ]]; then
 		target_half nvme "$(pkts_for "$ULP_SIZE_MB")" nvmet_down nvmet_up "$TARGET_IP"
