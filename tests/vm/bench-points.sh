@@ -1,0 +1,38 @@
+# shellcheck shell=bash
+# make bench's points, shared by the loopback form (bench.sh, one VM) and
+# the wire form (bench-pair.sh, two VMs): "NAME KIND TOOL perftest-args",
+# KIND bw (MB/s), rate (Mpps) or lat (usec, typical). Every run adds
+# -d DEV -x GIDX -p PORT -F.
+BENCH_ITERS=${BENCH_ITERS:-200}
+LAT_ITERS=${LAT_ITERS:-200}
+# small messages: enough of them that the run is not all setup
+RATE_ITERS=${RATE_ITERS:-5000}
+# shellcheck disable=SC2034 # used by the scripts that source this
+BENCH_POINTS=(
+	"send_bw_64k bw ib_send_bw -s 65536 -n $BENCH_ITERS"
+	"write_bw_64k bw ib_write_bw -s 65536 -n $BENCH_ITERS"
+	"read_bw_64k bw ib_read_bw -s 65536 -n $BENCH_ITERS"
+	"write_bw_4k bw ib_write_bw -s 4096 -n $BENCH_ITERS"
+	"send_rate_64 rate ib_send_bw -s 64 -n $RATE_ITERS"
+	"write_rate_64 rate ib_write_bw -s 64 -n $RATE_ITERS"
+	"atomic_rate rate ib_atomic_bw -n $RATE_ITERS"
+	"write_bw_64k_q4 bw ib_write_bw -s 65536 -q 4 -n $BENCH_ITERS"
+	"write_bw_64k_q16 bw ib_write_bw -s 65536 -q 16 -n $BENCH_ITERS"
+	"send_lat_2 lat ib_send_lat -s 2 -n $LAT_ITERS"
+	"write_lat_2 lat ib_write_lat -s 2 -n $LAT_ITERS"
+	"read_lat_2 lat ib_read_lat -s 2 -n $LAT_ITERS"
+)
+bench_unit() { # KIND
+	case $1 in bw) echo MB/s ;; rate) echo Mpps ;; lat) echo usec ;; esac
+}
+# perftest's client output FILE: the average bandwidth, the message rate or
+# the typical latency; nothing if it printed none.
+bench_value() { # KIND FILE
+	case $1 in
+	bw) awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+/ { v = $4 } END { print v }' "$2" ;;
+	rate | lat) awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+/ { v = $5 } END { print v }' "$2" ;;
+	esac
+}
+# perftest prints 0/inf when its CPU clock calibration fails (common on a
+# busy TCG host): such a number is no number.
+bench_usable() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ && ! $1 =~ ^0(\.0*)?$ ]]; }
