@@ -21,7 +21,7 @@ bench_once() { # KIND TOOL ARGS...
 	gidx=$(roce_v2_gid_index) || return 1
 	port=$((18515 + RANDOM % 1000))
 	timeout 200 "$tool" -d "$DEV" -x "$gidx" -p "$port" -F "$@" >/tmp/b.srv 2>&1 &
-	wait_port "$port" 30 || return 1
+	wait_port "$port" 30 || { cat /tmp/b.srv >&2; return 1; }
 	if [[ ${BENCH_PROFILE:-0} == 1 ]]; then
 		perf record -q -e cpu-clock -F 1999 -a -g -o /tmp/perf.data -- \
 			timeout 200 "$tool" -d "$DEV" -x "$gidx" -p "$port" -F "$@" 127.0.0.1 >/tmp/b.cli 2>&1
@@ -43,7 +43,7 @@ bench() {
 	shift 2
 	BENCH_NAME=$name
 	for try in 1 2 3; do
-		v=$(bench_once "$kind" "$@")
+		v=$(bench_once "$kind" "$@") || v=
 		bench_usable "$v" && break
 		info "try $try: no usable number from $1 (calibration?)"
 		v=
@@ -55,7 +55,7 @@ bench() {
 # The guest's copy ceiling (tests/traffic/memcpy_bw.c), host-built if the
 # host could, else built here.
 memcpy_ceiling() {
-	local bin=${MEMCPY_BW:-$REPO/build/traffic/memcpy_bw} v
+	local bin=$REPO/build/traffic/memcpy_bw v
 	if [[ ! -x $bin ]]; then
 		bin=/tmp/memcpy_bw
 		gcc -O2 -o "$bin" "$REPO/tests/traffic/memcpy_bw.c" || fail "cannot build memcpy_bw"
