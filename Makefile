@@ -91,7 +91,7 @@ check-stress:
 # sroce and rdma_rxe as target and host in every pairing. make check runs
 # the one-VM form with 16 MiB on the last kernel.
 check-ulp:
-	@KVERS="$(KVERS)" SKIP_UNIT=1 VM_SUITES="ulp ulp-pair" ULP_FULL=1 ULP_KVERS=all ULP_PAIR_CONFIGS="$${ULP_PAIR_CONFIGS:-sroce-sroce sroce-rxe rxe-sroce}" MAKE="$(MAKE)" $(TOOLING_ROOT)/scripts/check
+	@KVERS="$(KVERS)" SKIP_UNIT=1 VM_SUITES="ulp ulp-pair" ULP_FULL=1 ULP_KVERS=all ULP_PAIR_SIZE_MB="$${ULP_PAIR_SIZE_MB:-64}" ULP_PAIR_CONFIGS="$${ULP_PAIR_CONFIGS:-sroce-sroce sroce-rxe rxe-sroce}" MAKE="$(MAKE)" $(TOOLING_ROOT)/scripts/check
 
 # The suites on the debug guest kernel (KASAN, lockdep, kmemleak, list and
 # object debugging), built once by scripts/debug-kernel: any report fails.

@@ -19,7 +19,8 @@
 #   srp          ib_srpt on A, ib_srp on B over rdma_cm, no global rkey.
 # Every sroce side must show the I/O in its packet counters and no drop of
 # its own; dmesg stays clean on both sides (suite_end).
-# ULP_SIZE_MB (default 16) bounds each fio job; ULP_FULL=1: 256 MiB.
+# ULP_SIZE_MB (default 16) bounds each fio job; ULP_FULL=1: 256 MiB
+# (make check-ulp: 64, ULP_PAIR_SIZE_MB in scripts/check).
 # nvme_flap is SKIP when B is rdma_rxe, which hangs there on its own
 # (ULP_RXE_FLAP=1 runs it anyway).
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -42,7 +43,7 @@ NVME_FLAP_DOWN=${NVME_FLAP_DOWN:-15}
 # one deadline TGT_WAIT after it starts, longer, and run_test bounds both
 # sides beyond that (run_test scales its own bound on the debug kernel; the
 # waits inside do not)
-ULP_TMO=$(( (ULP_FULL ? 1800 : 480) * DBG_SCALE))
+ULP_TMO=$(( (ULP_FULL || ULP_SIZE_MB > 16 ? 1800 : 480) * DBG_SCALE))
 TGT_WAIT=$((ULP_TMO + 120 * DBG_SCALE))
 TGT_END=0
 tgt_deadline() { TGT_END=$(($(date +%s) + TGT_WAIT)); }
