@@ -27,11 +27,11 @@ bench_unit() { # KIND
 }
 # perftest's client output FILE: the average bandwidth, the message rate or
 # the typical latency; nothing if it printed none.
+# (perftest separates its columns with spaces and tabs.)
 bench_value() { # KIND FILE
-	case $1 in
-	bw) awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+/ { v = $4 } END { print v }' "$2" ;;
-	rate | lat) awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+/ { v = $5 } END { print v }' "$2" ;;
-	esac
+	local col=5
+	[[ $1 == bw ]] && col=4
+	awk -v c="$col" '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= c { v = $c } END { print v }' "$2"
 }
 # perftest prints 0/inf when its CPU clock calibration fails (common on a
 # busy TCG host): such a number is no number.
