@@ -28,10 +28,10 @@ setup() {
 # "fail"), B runs the client and posts NAME.tN.done: "ok", "again" (no
 # usable number) or "gaveup"; A then stops its server.
 point() { # NAME KIND TOOL ARGS...
-	local name=$1 kind=$2 tool=$3 try port v spid verdict wait=$((120 * DBG_SCALE))
+	local name=$1 kind=$2 tool=$3 try port v spid verdict peer_wait=$((120 * DBG_SCALE))
 	shift 3
 	post "$name.start"
-	wait_peer "$name.start" $((120 * DBG_SCALE)) || fail "the peer never reached $name"
+	wait_peer "$name.start" "$peer_wait" || fail "the peer never reached $name"
 	for try in 1 2 3; do
 		port=$((18515 + POINT_IDX * 3 + try))
 		if [[ $ME == A ]]; then
@@ -54,7 +54,7 @@ point() { # NAME KIND TOOL ARGS...
 			verdict=$(cat "$SYNC/in/$name.t$try.done")
 			[[ $verdict == again ]] || { [[ $verdict == ok ]] || fail "the client: $verdict"; return 0; }
 		else
-			wait_peer "$name.t$try.ready" "$wait" || { post "$name.t$try.done" gaveup; fail "the server for $name never listened"; }
+			wait_peer "$name.t$try.ready" "$peer_wait" || { post "$name.t$try.done" gaveup; fail "the server for $name never listened"; }
 			[[ $(cat "$SYNC/in/$name.t$try.ready") == ok ]] || { post "$name.t$try.done" gaveup; fail "the server for $name failed (see A's log)"; }
 			timeout 200 "$tool" -d "$DEV" -x "$GIDX" -p "$port" -F "$@" "$(ip_of A)" >/tmp/b.cli 2>&1 || true
 			cat /tmp/b.cli
@@ -77,8 +77,8 @@ pair_setup setup || { suite_end; exit 1; }
 for p in "${BENCH_POINTS[@]}"; do
 	POINT_IDX=$((POINT_IDX + 1))
 	[[ -n ${IOP_ONLY:-} && ! ${p%% *} =~ $IOP_ONLY ]] && continue
-	# shellcheck disable=SC2086 # a point is words
 	# the start barrier, then three tries of server start, client, server end
+	# shellcheck disable=SC2086 # a point is words
 	run_test "${p%% *}" 1000 point $p
 done
 post end

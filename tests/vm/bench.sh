@@ -16,19 +16,17 @@ OUT=$RESULTS/bench.txt
 # One client/server run on 127.0.0.1 of TOOL ARGS; prints perftest's number
 # of KIND (bench_value), nothing if it gave none.
 bench_once() { # KIND TOOL ARGS...
-	local kind=$1 tool=$2 gidx port
+	local kind=$1 tool=$2 gidx port pre=()
 	shift 2
-	gidx=$(roce_v2_gid_index) || return 1
+	gidx=$(roce_v2_gid_index) || { echo "no RoCE v2 GID on $DEV" >&2; return 1; }
 	port=$((18515 + RANDOM % 1000))
 	timeout 200 "$tool" -d "$DEV" -x "$gidx" -p "$port" -F "$@" >/tmp/b.srv 2>&1 &
 	wait_port "$port" 30 || { cat /tmp/b.srv >&2; return 1; }
-	if [[ ${BENCH_PROFILE:-0} == 1 ]]; then
-		perf record -q -e cpu-clock -F 1999 -a -g -o /tmp/perf.data -- \
-			timeout 200 "$tool" -d "$DEV" -x "$gidx" -p "$port" -F "$@" 127.0.0.1 >/tmp/b.cli 2>&1
+	[[ ${BENCH_PROFILE:-0} == 1 ]] && pre=(perf record -q -e cpu-clock -F 1999 -a -g -o /tmp/perf.data --)
+	"${pre[@]}" timeout 200 "$tool" -d "$DEV" -x "$gidx" -p "$port" -F "$@" 127.0.0.1 >/tmp/b.cli 2>&1
+	if ((${#pre[@]})); then
 		perf report -i /tmp/perf.data --no-children --sort dso,sym --stdio --percent-limit 0.5 \
 			>"$RESULTS/profile-$BENCH_NAME.txt" 2>&1 || true
-	else
-		timeout 200 "$tool" -d "$DEV" -x "$gidx" -p "$port" -F "$@" 127.0.0.1 >/tmp/b.cli 2>&1
 	fi
 	wait
 	cat /tmp/b.cli >&2
