@@ -195,6 +195,8 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_RX_READ_AHEAD].name = "rcvd_read_ahead",
 	[SROCE_CNT_RX_DROP_LENGTH].name = "rcvd_ud_too_long",
 	[SROCE_CNT_RX_DROP_UC_MSG].name = "rcvd_uc_msg_drop",
+	[SROCE_CNT_ENGINE_BUSY].name = "engine_busy",
+	[SROCE_CNT_WORKER_PASS].name = "worker_passes",
 };
 
 static struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -209,10 +211,15 @@ static int sroce_get_hw_stats(struct ib_device *ibdev,
 			      struct rdma_hw_stats *stats, u32 port, int index)
 {
 	struct sroce_dev *sdev = to_sdev(ibdev);
-	int i;
+	int cpu, i;
 
-	for (i = 0; i < SROCE_NUM_COUNTERS; i++)
-		stats->value[i] = atomic64_read(&sdev->cnt[i]);
+	memset(stats->value, 0, SROCE_NUM_COUNTERS * sizeof(stats->value[0]));
+	for_each_possible_cpu(cpu) {
+		const struct sroce_counters *c = per_cpu_ptr(sdev->cnt, cpu);
+
+		for (i = 0; i < SROCE_NUM_COUNTERS; i++)
+			stats->value[i] += READ_ONCE(c->v[i]);
+	}
 	return SROCE_NUM_COUNTERS;
 }
 
@@ -238,6 +245,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&sdev->mr_xa);
 	xa_destroy(&sdev->mw_xa);
 	xa_destroy(&sdev->ah_xa);
+	free_percpu(sdev->cnt);
 	dev_put(sdev->ndev);
 }
 
@@ -297,6 +305,11 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	if (!sdev)
 		return -ENOMEM;
 	ibdev = &sdev->ib_dev;
+	sdev->cnt = alloc_percpu(struct sroce_counters);
+	if (!sdev->cnt) {
+		ib_dealloc_device(ibdev);
+		return -ENOMEM;
+	}
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->mw_xa, XA_FLAGS_ALLOC);

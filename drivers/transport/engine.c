@@ -333,19 +333,69 @@ static bool sroce_engine_pass(struct sroce_qp *qp)
 }
 
 /*
- * One pass with eng_lock held by the caller; it is dropped here.  Returns
- * the loopback peer this pass handed packets to, with a reference, or NULL.
+ * Take @qp's engine here, or leave the pass to whoever holds it: the KICK
+ * bit is set before the try and tested by every holder after its unlock
+ * (sroce_engine_run, sroce_qp_unlock), so one of the two always sees the
+ * other and no pass is lost.  A busy engine then costs no worker wakeup.
+ */
+static bool sroce_engine_trylock(struct sroce_qp *qp)
+{
+	smp_mb__before_atomic();	/* what we posted, then the bit */
+	set_bit(SROCE_QPEV_KICK, &qp->events);
+	smp_mb__after_atomic();		/* pairs with the holder's smp_mb() */
+	if (mutex_trylock(&qp->eng_lock))
+		return true;
+	sroce_count(qp->sdev, SROCE_CNT_ENGINE_BUSY);
+	return false;
+}
+
+/*
+ * The holder's side of sroce_engine_trylock(), after its unlock: true if a
+ * pass is owed and no one else holds the engine (who would check in turn).
+ */
+static bool sroce_engine_kicked(struct sroce_qp *qp)
+{
+	smp_mb();	/* the unlock before the test */
+	if (!test_bit(SROCE_QPEV_KICK, &qp->events))
+		return false;
+	smp_rmb();	/* the bit, then the lock */
+	return !mutex_is_locked(&qp->eng_lock);
+}
+
+/* Drop eng_lock held by a verb; a pass kicked meanwhile goes to the worker. */
+void sroce_qp_unlock(struct sroce_qp *qp)
+{
+	mutex_unlock(&qp->eng_lock);
+	if (sroce_engine_kicked(qp))
+		sroce_qp_sched(qp);
+}
+
+/*
+ * Passes with eng_lock held by the caller; it is dropped here.  A kick
+ * that lands during a pass (a doorbell, a loopback sender) gets another
+ * one under the same hold, a bounded number of times.  Returns the
+ * loopback peer the passes handed packets to, with a reference, or NULL.
  */
 static struct sroce_qp *sroce_engine_run(struct sroce_qp *qp)
 {
+	int passes = SROCE_KICK_PASSES;
 	struct sroce_notify nt;
 	struct sroce_qp *next;
 	bool more;
 
 	lockdep_assert_held(&qp->eng_lock);
-	qp->in_pass = true;
-	more = sroce_engine_pass(qp);
-	qp->in_pass = false;
+	for (;;) {
+		/* fully ordered: this pass sees what the kicker posted */
+		test_and_clear_bit(SROCE_QPEV_KICK, &qp->events);
+		qp->in_pass = true;
+		more = sroce_engine_pass(qp);
+		qp->in_pass = false;
+		if (more || --passes <= 0 ||
+		    !test_bit(SROCE_QPEV_KICK, &qp->events))
+			break;
+		/* a doorbell storm must not hog this CPU: passes are bounded */
+		cond_resched();
+	}
 	next = qp->handoff;
 	qp->handoff = NULL;
 	nt = qp->nt;
@@ -353,7 +403,7 @@ static struct sroce_qp *sroce_engine_run(struct sroce_qp *qp)
 	mutex_unlock(&qp->eng_lock);
 
 	sroce_raise(qp, &nt);
-	if (more)
+	if (more || sroce_engine_kicked(qp))
 		sroce_qp_sched(qp);
 	return next;
 }
@@ -383,9 +433,12 @@ static void sroce_engine_chain(struct sroce_qp *next, bool syscall)
 	while (next) {
 		struct sroce_qp *qp = next;
 
-		if (hops-- <= 0 || (syscall && !sroce_syscall_may_run(qp)) ||
-		    !mutex_trylock(&qp->eng_lock)) {
+		if (hops-- <= 0 || (syscall && !sroce_syscall_may_run(qp))) {
 			sroce_qp_sched(qp);
+			sroce_qp_put(qp);
+			return;
+		}
+		if (!sroce_engine_trylock(qp)) {
 			sroce_qp_put(qp);
 			return;
 		}
@@ -398,6 +451,7 @@ static void sroce_engine_work(struct work_struct *work)
 {
 	struct sroce_qp *qp = container_of(work, struct sroce_qp, work);
 
+	sroce_count(qp->sdev, SROCE_CNT_WORKER_PASS);
 	mutex_lock(&qp->eng_lock);
 	sroce_engine_chain(sroce_engine_run(qp), false);
 }
@@ -406,15 +460,13 @@ static void sroce_engine_work(struct work_struct *work)
  * A user doorbell (process context, no lock held): run one bounded pass
  * right here when no one else runs the engine, as a worker would; a
  * wakeup per post is most of a small message's latency.  Still one
- * context at a time: whoever holds eng_lock.
+ * context at a time: whoever holds eng_lock runs the pass if we cannot.
  */
 void sroce_qp_kick(struct sroce_qp *qp)
 {
 	might_sleep();
-	if (!mutex_trylock(&qp->eng_lock)) {
-		sroce_qp_sched(qp);
+	if (!sroce_engine_trylock(qp))
 		return;
-	}
 	sroce_engine_chain(sroce_engine_run(qp), true);
 }
 

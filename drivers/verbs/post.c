@@ -327,7 +327,7 @@ static void sroce_sq_discard_user(struct sroce_qp *qp)
 		sq->comp = sq->head;
 		sroce_queue_publish_cons(&sq->q, sq->comp);
 	}
-	mutex_unlock(&qp->eng_lock);
+	sroce_qp_unlock(qp);
 }
 
 int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,

@@ -407,7 +407,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (sched)
 		sroce_qp_sched(qp);
 out:
-	mutex_unlock(&qp->eng_lock);
+	sroce_qp_unlock(qp);
 	return err;
 }
 
@@ -450,7 +450,7 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->srq = qp->srq ? &qp->srq->ibsrq : NULL;
 	init->cap = attr->cap;
 	init->sq_sig_type = qp->sq_sig_type;
-	mutex_unlock(&qp->eng_lock);
+	sroce_qp_unlock(qp);
 	return 0;
 }
 
@@ -462,7 +462,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	mutex_lock(&qp->eng_lock);
 	qp->dying = true;
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
-	mutex_unlock(&qp->eng_lock);
+	sroce_qp_unlock(qp);
 
 	/* unpublish, then wait for lookups that found it */
 	xa_erase(&sdev->qp_xa, qp->qpn);

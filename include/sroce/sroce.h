@@ -60,6 +60,7 @@
 #define SROCE_CWND_MIN		16	/* window right after a go-back */
 #define SROCE_ENGINE_BUDGET	64	/* packets handled per engine pass */
 #define SROCE_HANDOFF_HOPS	4	/* loopback peers one context runs in turn */
+#define SROCE_KICK_PASSES	4	/* passes one lock hold runs for kicks */
 #define SROCE_FLUSH_BUDGET	256	/* WQEs flushed per engine pass */
 #define SROCE_FETCH_BUDGET	64	/* user WQEs copied per engine pass */
 /* a QP queues this much payload at its path MTU before it drops ... */
@@ -105,7 +106,13 @@ enum sroce_counter {
 	SROCE_CNT_RX_READ_AHEAD,
 	SROCE_CNT_RX_DROP_LENGTH,
 	SROCE_CNT_RX_DROP_UC_MSG,
+	SROCE_CNT_ENGINE_BUSY,
+	SROCE_CNT_WORKER_PASS,
 	SROCE_NUM_COUNTERS,
+};
+
+struct sroce_counters {
+	u64			v[SROCE_NUM_COUNTERS];
 };
 
 struct sroce_dev {
@@ -140,7 +147,8 @@ struct sroce_dev {
 	spinlock_t		stall_lock;
 	struct list_head	stalled;	/* QPs waiting for skb_out to drop */
 
-	atomic64_t		cnt[SROCE_NUM_COUNTERS];
+	/* per CPU: a packet counted on two CPUs must not bounce a line */
+	struct sroce_counters __percpu *cnt;
 };
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
@@ -150,7 +158,7 @@ static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
 
 static inline void sroce_count(struct sroce_dev *sdev, enum sroce_counter c)
 {
-	atomic64_inc(&sdev->cnt[c]);
+	this_cpu_inc(sdev->cnt->v[c]);
 }
 
 struct sroce_ucontext {
@@ -525,6 +533,7 @@ enum {
 	SROCE_QPEV_RETRANS,	/* local ACK timeout expired */
 	SROCE_QPEV_RNR,		/* RNR wait over */
 	SROCE_QPEV_FLUSH,	/* new WQEs while in ERR */
+	SROCE_QPEV_KICK,	/* a pass is due: whoever holds eng_lock runs it */
 };
 
 /* Consumer callbacks due, raised by the engine after it drops its lock. */
@@ -714,6 +723,7 @@ void sroce_av_to_attr(const struct sroce_av *av, struct rdma_ah_attr *attr);
 void sroce_qp_engine_init(struct sroce_qp *qp);
 void sroce_qp_sched(struct sroce_qp *qp);
 void sroce_qp_kick(struct sroce_qp *qp);
+void sroce_qp_unlock(struct sroce_qp *qp);
 void sroce_qp_engine_stop(struct sroce_qp *qp);
 void sroce_qp_reset_engine(struct sroce_qp *qp);
 void sroce_qp_fail(struct sroce_qp *qp, enum ib_event_type ev);
