@@ -259,6 +259,7 @@ static bool sroce_comp_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			return progress;
 		}
 		sroce_count(qp->sdev, SROCE_CNT_RNR_RETRY);
+		qp->stats.rnr_retry++;
 		if (!qp->req.rnr_retry)
 			return sroce_comp_fail_open(qp, psn,
 						    IB_WC_RNR_RETRY_EXC_ERR) ||
@@ -564,6 +565,7 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 			pr_debug("qp %#x: go back to %#x (opcode %u psn %#x)\n",
 				 qp->qpn, qp->comp.psn, pkt->h.bth.opcode, psn);
 			sroce_count(qp->sdev, SROCE_CNT_RETRANS_NAK);
+			qp->stats.retry_nak++;
 			qp->comp.rewound = true;
 			qp->comp.rewound_psn = qp->comp.psn;
 			sroce_comp_go_back(qp, mask);

@@ -572,6 +572,7 @@ void sroce_req_retrans_expired(struct sroce_qp *qp)
 	    qp->req.rnr_wait || !sroce_req_outstanding(qp))
 		return;
 	sroce_count(qp->sdev, SROCE_CNT_RETRANS_TIMEOUT);
+	qp->stats.retry_timeout++;
 	pr_debug("qp %#x: ACK timeout at %#x (next %#x, max %#x), %u retries left\n",
 		 qp->qpn, qp->comp.psn, qp->req.psn, qp->req.max_psn,
 		 qp->req.retry_cnt);

@@ -107,6 +107,7 @@ static void sroce_resp_nak(struct sroce_qp *qp, u32 psn, u8 code)
 	sroce_resp_ack_flush(qp);
 	sroce_count(qp->sdev, code == SROCE_NAK_PSN_SEQ_ERR ?
 			      SROCE_CNT_TX_NAK_SEQ : SROCE_CNT_TX_NAK_OTHER);
+	qp->stats.nak_seq_sent += code == SROCE_NAK_PSN_SEQ_ERR;
 	sroce_send_ack(qp, psn, sroce_aeth_syn_nak(code));
 }
 
@@ -948,6 +949,7 @@ bool sroce_resp_rcv(struct sroce_pkt *pkt)
 	if (rnr) {
 		if (rc) {
 			sroce_count(qp->sdev, SROCE_CNT_TX_RNR_NAK);
+			qp->stats.rnr_nak_sent++;
 			sroce_resp_ack_flush(qp);
 			sroce_send_ack(qp, psn,
 				       sroce_aeth_syn_rnr(qp->min_rnr_timer));

@@ -71,6 +71,18 @@ static u32 sroce_cq_cons(struct sroce_cq *cq)
 	return cq->user ? sroce_queue_user_cons(&cq->q) : cq->cons & cq->q.mask;
 }
 
+/* Completions not yet polled (a snapshot: the consumer moves on). */
+u32 sroce_cq_fill(struct sroce_cq *cq)
+{
+	unsigned long flags;
+	u32 n;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	n = (cq->prod - sroce_cq_cons(cq)) & cq->q.mask;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
 /*
  * Move the completions not yet polled, in order, into a ring of @cqe.
  * librxe holds its CQ lock across the call and maps the new ring from the

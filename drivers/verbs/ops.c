@@ -39,6 +39,9 @@ const struct ib_device_ops sroce_verbs_ops = {
 	.post_recv = sroce_post_recv,
 	.attach_mcast = sroce_attach_mcast,
 	.detach_mcast = sroce_detach_mcast,
+	.fill_res_qp_entry = sroce_fill_res_qp_entry,
+	.fill_res_cq_entry = sroce_fill_res_cq_entry,
+	.fill_res_mr_entry = sroce_fill_res_mr_entry,
 
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
 	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),

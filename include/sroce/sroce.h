@@ -618,6 +618,14 @@ struct sroce_qp {
 	/* a loopback peer to run right after this pass (holds a ref) */
 	struct sroce_qp		*handoff;
 	bool			in_pass;	/* an engine pass holds eng_lock */
+	/* what this QP's engine counted (rdma resource show qp -dd) */
+	struct {
+		u32		retry_timeout;
+		u32		retry_nak;
+		u32		rnr_retry;	/* RNR NAKs received */
+		u32		rnr_nak_sent;
+		u32		nak_seq_sent;
+	} stats;
 };
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *qp)
@@ -680,6 +688,7 @@ void sroce_queue_publish_cons(struct sroce_queue *q, u32 cons);
 #define SROCE_CQ_NOTIFY		1
 #define SROCE_CQ_OVERFLOW	2
 int sroce_cq_post(struct sroce_cq *cq, const struct ib_wc *wc, bool solicited);
+u32 sroce_cq_fill(struct sroce_cq *cq);
 void sroce_cq_raise(struct sroce_cq *cq, bool comp, bool err);
 
 struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn);

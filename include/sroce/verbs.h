@@ -55,6 +55,9 @@ int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 
 int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 int sroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 
 int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata);

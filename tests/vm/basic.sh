@@ -307,14 +307,45 @@ t_rc_verify() {
 	rcv_pair "" ""
 	assert_dmesg_clean "test rc_verify"
 }
+# `rdma -dd resource show qp|mr|cq` (sroce's restrack details), sampled
+# every 0.3 s into /tmp/res-*.txt while a test's traffic runs.
+res_sample_start() {
+	rm -f /tmp/res-qp.txt /tmp/res-mr.txt /tmp/res-cq.txt
+	(while :; do
+		"$RDMA" -dd resource show qp >>/tmp/res-qp.txt 2>&1
+		"$RDMA" -dd resource show mr >>/tmp/res-mr.txt 2>&1
+		"$RDMA" -dd resource show cq >>/tmp/res-cq.txt 2>&1
+		sleep 0.3
+	done) &
+	_res_pid=$!
+}
+res_sample_stop() { kill "$_res_pid" 2>/dev/null; wait "$_res_pid" 2>/dev/null || true; }
+# The largest value of driver detail NAME in a sample FILE (0 if none).
+res_max() { # FILE NAME
+	awk -v n="$2" '{ for (i = 1; i < NF; i++) if ($i == n && $(i + 1) + 0 > m) m = $(i + 1) + 0 } END { print m + 0 }' "$1"
+}
 # Receives posted 300 ms late: RNR NAKs, infinite rnr_retry, data still exact.
+# sroce: the device counter and the QPs' own (restrack) counts both say so.
 t_rc_verify_rnr_late() {
-	local before
+	local before d
 	before=$(counter send_rnr_nak)
+	[[ $SROCE_DRV == sroce ]] && res_sample_start
 	rcv_pair "-L 300" "-o send,writeimm -S 1,4096,1048576 -R 7 -M 1"
 	if [[ $SROCE_DRV == sroce ]]; then
+		res_sample_stop
 		(($(counter send_rnr_nak) > before)) || fail "no RNR NAK was sent (send_rnr_nak stayed $before)"
 		info "RNR NAKs: $(($(counter send_rnr_nak) - before))"
+		grep -m1 -E 'rnr_nak_sent [1-9]' /tmp/res-qp.txt ||
+			{ tail -n 20 /tmp/res-qp.txt; fail "no QP's rnr_nak_sent moved in rdma resource show qp -dd"; }
+		grep -m1 -E 'rnr_nak_rcvd [1-9]' /tmp/res-qp.txt ||
+			fail "no QP's rnr_nak_rcvd moved in rdma resource show qp -dd"
+		for d in sq_outstanding resp_rd_atomic_used retry_timeout tx_skbs cpu; do
+			grep -q " $d [0-9]" /tmp/res-qp.txt || fail "qp -dd has no $d"
+		done
+		# rc_verify registers buffers of up to 1 MiB: pages behind them
+		(($(res_max /tmp/res-mr.txt npages) >= 256)) ||
+			{ tail -n 5 /tmp/res-mr.txt; fail "no MR of 256+ pages in rdma resource show mr -dd"; }
+		grep -q " cqe_queued [0-9]" /tmp/res-cq.txt || fail "cq -dd has no cqe_queued"
 	fi
 	assert_dmesg_clean "test rc_verify_rnr_late"
 }
