@@ -19,6 +19,7 @@
 #include "sroce/net.h"
 #include "sroce/wire/icrc.h"
 #include "sroce/wire/udp.h"
+#include "sroce/trace.h"
 
 #define SROCE_L3L4_ROOM	(sizeof(struct ipv6hdr) + sizeof(struct udphdr))
 
@@ -289,6 +290,13 @@ int sroce_pkt_send(struct sroce_dev *sdev, const struct sroce_av *av,
 {
 	int err;
 
+	if (trace_sroce_pkt_tx_enabled()) {
+		struct sroce_pkt_hdrs h;
+
+		/* skb->data is at the BTH: what the peer will parse */
+		if (!sroce_hdrs_parse(skb->data, skb->len, &h))
+			trace_sroce_pkt_tx(sdev, &h, skb->len);
+	}
 	/* engines run in process context: the route cache and xmit want BHs off */
 	local_bh_disable();
 	if (av->net_type == SROCE_NET_TYPE_IPV6)

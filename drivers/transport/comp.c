@@ -7,6 +7,7 @@
 #include <linux/jiffies.h>
 
 #include "sroce/transport.h"
+#include "sroce/trace.h"
 
 static enum ib_wc_opcode sroce_wc_opcode(u32 wr_opcode)
 {
@@ -269,6 +270,8 @@ static bool sroce_comp_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		sroce_req_rewind(qp, psn);
 		*retry = false;
 		qp->req.rnr_wait = true;
+		trace_sroce_rnr_wait(qp, psn,
+				     sroce_rnr_timer_us(sroce_aeth_value(syn)));
 		mod_timer(&qp->rnr_timer, jiffies + usecs_to_jiffies(
 			  sroce_rnr_timer_us(sroce_aeth_value(syn))));
 		return progress;
@@ -566,6 +569,7 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 				 qp->qpn, qp->comp.psn, pkt->h.bth.opcode, psn);
 			sroce_count(qp->sdev, SROCE_CNT_RETRANS_NAK);
 			qp->stats.retry_nak++;
+			trace_sroce_retrans(qp, qp->comp.psn, true);
 			qp->comp.rewound = true;
 			qp->comp.rewound_psn = qp->comp.psn;
 			sroce_comp_go_back(qp, mask);

@@ -13,6 +13,7 @@
 #include <linux/cred.h>
 
 #include "sroce/transport.h"
+#include "sroce/trace.h"
 
 void sroce_qp_sched(struct sroce_qp *qp)
 {
@@ -25,6 +26,8 @@ void sroce_post_scq(struct sroce_qp *qp, const struct ib_wc *wc)
 	int r = sroce_cq_post(qp->scq, wc, false);
 
 	sroce_assert_engine(qp);
+	if (wc->status != IB_WC_SUCCESS)
+		trace_sroce_cqe_err(qp, wc, true);
 	qp->nt.scq |= r == SROCE_CQ_NOTIFY;
 	qp->nt.scq_err |= r == SROCE_CQ_OVERFLOW;
 }
@@ -35,6 +38,8 @@ void sroce_post_rcq(struct sroce_qp *qp, const struct ib_wc *wc,
 	int r = sroce_cq_post(qp->rcq, wc, solicited);
 
 	sroce_assert_engine(qp);
+	if (wc->status != IB_WC_SUCCESS)
+		trace_sroce_cqe_err(qp, wc, false);
 	qp->nt.rcq |= r == SROCE_CQ_NOTIFY;
 	qp->nt.rcq_err |= r == SROCE_CQ_OVERFLOW;
 }
@@ -49,6 +54,7 @@ void sroce_qp_fail(struct sroce_qp *qp, enum ib_event_type ev)
 	sroce_assert_engine(qp);
 	if (qp->state == IB_QPS_ERR)
 		return;
+	trace_sroce_qp_state(qp, qp->state, IB_QPS_ERR);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	if (ev && !qp->nt.qp_event)
 		qp->nt.qp_event = ev;
@@ -101,6 +107,7 @@ void sroce_qp_sq_error(struct sroce_qp *qp)
 	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)
 		return;
 	qp->sq_draining = false;
+	trace_sroce_qp_state(qp, qp->state, IB_QPS_SQE);
 	WRITE_ONCE(qp->state, IB_QPS_SQE);
 	sroce_qp_sched(qp);
 }

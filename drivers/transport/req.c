@@ -7,6 +7,7 @@
 #include <linux/jiffies.h>
 
 #include "sroce/transport.h"
+#include "sroce/trace.h"
 #include "sroce/wire/udp.h"
 
 
@@ -573,6 +574,7 @@ void sroce_req_retrans_expired(struct sroce_qp *qp)
 		return;
 	sroce_count(qp->sdev, SROCE_CNT_RETRANS_TIMEOUT);
 	qp->stats.retry_timeout++;
+	trace_sroce_retrans(qp, qp->comp.psn, false);
 	pr_debug("qp %#x: ACK timeout at %#x (next %#x, max %#x), %u retries left\n",
 		 qp->qpn, qp->comp.psn, qp->req.psn, qp->req.max_psn,
 		 qp->req.retry_cnt);

@@ -13,6 +13,7 @@
 
 #include "sroce/transport.h"
 #include "sroce/wire/icrc.h"
+#include "sroce/trace.h"
 
 /* CRC over a possibly non-linear skb range without copying it. */
 static u32 sroce_skb_icrc_update(const struct sk_buff *skb, u32 off, u32 len,
@@ -189,6 +190,7 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 				  SROCE_CNT_RX_DROP_MALFORMED);
 		goto drop;
 	}
+	trace_sroce_pkt_rx(sdev, &h, len);
 	if (!from && !sroce_icrc_ok(skb, len, ipv6)) {
 		sroce_count(sdev, SROCE_CNT_RX_DROP_ICRC);
 		goto drop;

@@ -12,6 +12,7 @@
 #include "sroce/sroce.h"
 #include "sroce/verbs.h"
 #include "sroce/wire/udp.h"
+#include "sroce/trace.h"
 
 struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn)
 {
@@ -402,6 +403,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		}
 		if (cur == IB_QPS_SQD)
 			qp->sq_draining = false;
+		trace_sroce_qp_state(qp, cur, new);
 		WRITE_ONCE(qp->state, new);
 	}
 	if (sched)

@@ -71,4 +71,11 @@ static inline struct ib_udata *sroce_create_cq_udata(struct ib_udata *udata)
 #define SROCE_QP_ACCESS_FLUSH		0
 #endif
 
+/* Tracepoints: __assign_str() takes the source from __string() since 6.10. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define sroce_assign_str(dst, src)	__assign_str(dst)
+#else
+#define sroce_assign_str(dst, src)	__assign_str(dst, src)
+#endif
+
 #endif /* SROCE_COMPAT_H */

@@ -355,6 +355,46 @@ t_rc_verify_rnr_exhausted() {
 	grep -q 'expected error' /tmp/rcv-cli.txt || fail "client did not report the expected error"
 	assert_dmesg_clean "test rc_verify_rnr_exhausted"
 }
+# Tracepoints (events/sroce): every packet sent and received is one event
+# with its BTH decoded, QPs' state changes and RNR waits show, and sroce's
+# trace lines agree with its counters.
+t_trace() {
+	[[ $SROCE_DRV == sroce ]] || { info "sroce only"; return 0; }
+	local T=/sys/kernel/tracing tx0 rx0 ntx nrx dtx drx
+	[[ -e $T/trace ]] || mount -t tracefs nodev "$T" || fail "no tracefs"
+	[[ -d $T/events/sroce ]] || fail "no events/sroce in tracefs"
+	ensure_link
+	echo 0 >"$T/tracing_on"
+	echo >"$T/trace"
+	echo 4096 >"$T/buffer_size_kb"
+	echo 1 >"$T/events/sroce/enable"
+	tx0=$(counter sent_pkts)
+	rx0=$(counter rcvd_pkts)
+	echo 1 >"$T/tracing_on"
+	rcv_pair "-L 300" "-o send -S 1,4096 -R 3 -M 1"
+	echo 0 >"$T/tracing_on"
+	dtx=$(($(counter sent_pkts) - tx0))
+	drx=$(($(counter rcvd_pkts) - rx0))
+	echo 0 >"$T/events/sroce/enable"
+	cp "$T/trace" /tmp/trace.txt
+	echo 1 >"$T/tracing_on"
+	grep -E "sroce_pkt_tx: $DEV RC_SEND_ONLY\(0x4\) dqpn 0x[0-9a-f]+ psn" /tmp/trace.txt | head -n 2
+	grep -qE "sroce_pkt_tx: $DEV RC_SEND_ONLY\(0x4\) dqpn 0x[0-9a-f]+ psn" /tmp/trace.txt ||
+		fail "no decoded RC_SEND_ONLY in sroce_pkt_tx"
+	grep -m1 -E "sroce_pkt_rx: $DEV RC_ACKNOWLEDGE\(0x11\) .* aeth syndrome 0x[0-9a-f]+ msn [0-9]+" /tmp/trace.txt ||
+		fail "no decoded ACK (AETH) in sroce_pkt_rx"
+	grep -m1 -E "sroce_qp_state: qpn 0x[0-9a-f]+ RTR -> RTS" /tmp/trace.txt || fail "no RTR -> RTS in sroce_qp_state"
+	grep -m1 -E "sroce_rnr_wait: qpn 0x[0-9a-f]+ psn 0x[0-9a-f]+ waits [0-9]+ us" /tmp/trace.txt ||
+		fail "receives posted late, yet no sroce_rnr_wait"
+	grep -q "entries-in-buffer/entries-written: \([0-9]*\)/\1 " /tmp/trace.txt ||
+		{ grep entries-in-buffer /tmp/trace.txt; fail "the trace buffer overran"; }
+	ntx=$(grep -c "sroce_pkt_tx:" /tmp/trace.txt || true)
+	nrx=$(grep -c "sroce_pkt_rx:" /tmp/trace.txt || true)
+	info "sent_pkts +$dtx, sroce_pkt_tx $ntx; rcvd_pkts +$drx, sroce_pkt_rx $nrx"
+	((dtx > 0 && ntx == dtx)) || fail "sroce_pkt_tx events ($ntx) != sent_pkts delta ($dtx)"
+	((drx > 0 && nrx == drx)) || fail "sroce_pkt_rx events ($nrx) != rcvd_pkts delta ($drx)"
+	assert_dmesg_clean "test trace"
+}
 # The peer's QP vanishes: retry_cnt 2 runs out into RETRY_EXC_ERR, in bounded time.
 t_rc_verify_peer_gone() {
 	local before
@@ -421,6 +461,7 @@ run_test read_bw 240 t_read_bw
 run_test rc_verify 480 t_rc_verify
 run_test rc_verify_rnr_late 480 t_rc_verify_rnr_late
 run_test rc_verify_rnr_exhausted 120 t_rc_verify_rnr_exhausted
+run_test trace 240 t_trace
 run_test rc_verify_peer_gone 120 t_rc_verify_peer_gone
 run_test kverbs 120 t_kverbs
 run_test rmmod_busy 180 t_rmmod_busy
