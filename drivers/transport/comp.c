@@ -565,8 +565,8 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 		if (qp->comp.rewound && qp->comp.rewound_psn == qp->comp.psn) {
 			sroce_count(qp->sdev, SROCE_CNT_RX_STALE_ACK);
 		} else {
-			pr_debug("qp %#x: go back to %#x (opcode %u psn %#x)\n",
-				 qp->qpn, qp->comp.psn, pkt->h.bth.opcode, psn);
+			sroce_qp_dbg(qp, "go back to %#x (opcode %u psn %#x)\n",
+				     qp->comp.psn, pkt->h.bth.opcode, psn);
 			sroce_count(qp->sdev, SROCE_CNT_RETRANS_NAK);
 			qp->stats.retry_nak++;
 			trace_sroce_retrans(qp, qp->comp.psn, true);

@@ -55,6 +55,8 @@ void sroce_qp_fail(struct sroce_qp *qp, enum ib_event_type ev)
 	if (qp->state == IB_QPS_ERR)
 		return;
 	trace_sroce_qp_state(qp, qp->state, IB_QPS_ERR);
+	sroce_qp_dbg(qp, "state %d to ERR%s%s\n", qp->state,
+		     ev ? ": " : "", ev ? ib_event_msg(ev) : "");
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	if (ev && !qp->nt.qp_event)
 		qp->nt.qp_event = ev;

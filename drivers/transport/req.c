@@ -575,9 +575,9 @@ void sroce_req_retrans_expired(struct sroce_qp *qp)
 	sroce_count(qp->sdev, SROCE_CNT_RETRANS_TIMEOUT);
 	qp->stats.retry_timeout++;
 	trace_sroce_retrans(qp, qp->comp.psn, false);
-	pr_debug("qp %#x: ACK timeout at %#x (next %#x, max %#x), %u retries left\n",
-		 qp->qpn, qp->comp.psn, qp->req.psn, qp->req.max_psn,
-		 qp->req.retry_cnt);
+	sroce_qp_dbg(qp, "ACK timeout at %#x (next %#x, max %#x), %u retries left\n",
+		     qp->comp.psn, qp->req.psn, qp->req.max_psn,
+		     qp->req.retry_cnt);
 	if (qp->req.retry_cnt) {
 		qp->req.retry_cnt--;
 		/* after a timeout the same loss may be reported again */

@@ -108,6 +108,8 @@ static void sroce_resp_nak(struct sroce_qp *qp, u32 psn, u8 code)
 	sroce_count(qp->sdev, code == SROCE_NAK_PSN_SEQ_ERR ?
 			      SROCE_CNT_TX_NAK_SEQ : SROCE_CNT_TX_NAK_OTHER);
 	qp->stats.nak_seq_sent += code == SROCE_NAK_PSN_SEQ_ERR;
+	if (code != SROCE_NAK_PSN_SEQ_ERR)
+		sroce_qp_dbg(qp, "NAK code %u for psn %#x\n", code, psn);
 	sroce_send_ack(qp, psn, sroce_aeth_syn_nak(code));
 }
 
@@ -832,10 +834,10 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		 * sent before they arrived, nothing to do.  Otherwise they were
 		 * lost (or this copy is stale): send them again.
 		 */
-		pr_debug("qp %#x: dup READ %#x of [%#x..%#x] %s next %#x, cur %#x\n",
-			 qp->qpn, psn, res->first_psn, res->last_psn,
-			 res->pending ? "pending" : "done", res->next_psn,
-			 qp->resp.rd_cur ? qp->resp.rd_cur->first_psn : 0);
+		sroce_qp_dbg(qp, "dup READ %#x of [%#x..%#x] %s next %#x, cur %#x\n",
+			     psn, res->first_psn, res->last_psn,
+			     res->pending ? "pending" : "done", res->next_psn,
+			     qp->resp.rd_cur ? qp->resp.rd_cur->first_psn : 0);
 		if (res->pending && !sroce_psn_before(psn, res->next_psn))
 			return;
 		sroce_resp_read_arm(qp, res, psn);
@@ -906,8 +908,8 @@ bool sroce_resp_rcv(struct sroce_pkt *pkt)
 		sroce_count(qp->sdev, SROCE_CNT_RX_OOS_REQ);
 		if (rc) {
 			if (!r->nak_seq_sent)
-				pr_debug("qp %#x: request %#x (opcode %u), expected %#x: NAK\n",
-					 qp->qpn, psn, pkt->h.bth.opcode, r->epsn);
+				sroce_qp_dbg(qp, "request %#x (opcode %u), expected %#x: NAK\n",
+					     psn, pkt->h.bth.opcode, r->epsn);
 			if (!r->nak_seq_sent)
 				sroce_resp_nak(qp, r->epsn,
 					       SROCE_NAK_PSN_SEQ_ERR);
@@ -950,6 +952,8 @@ bool sroce_resp_rcv(struct sroce_pkt *pkt)
 		if (rc) {
 			sroce_count(qp->sdev, SROCE_CNT_TX_RNR_NAK);
 			qp->stats.rnr_nak_sent++;
+			sroce_qp_dbg(qp, "no receive WQE for psn %#x: RNR NAK\n",
+				     psn);
 			sroce_resp_ack_flush(qp);
 			sroce_send_ack(qp, psn,
 				       sroce_aeth_syn_rnr(qp->min_rnr_timer));

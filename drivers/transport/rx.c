@@ -161,6 +161,16 @@ static void sroce_pkt_gids(struct sk_buff *skb, union ib_gid *sgid,
 	}
 }
 
+/* Why a parsed packet was dropped, for `module sroce +p` (rate-limited). */
+static void sroce_rx_dbg(struct sroce_dev *sdev, const char *why,
+			 const struct sroce_pkt_hdrs *h)
+{
+	ibdev_dbg_ratelimited(&sdev->ib_dev,
+			      "drop (%s): opcode %#x dqpn %#x psn %#x pkey %#x\n",
+			      why, h->bth.opcode, h->bth.dqpn, h->bth.psn,
+			      h->bth.pkey);
+}
+
 /*
  * Process one RoCEv2 packet; skb->data at BTH, network and transport
  * headers set, called under rcu_read_lock.  @from: the sending QP when it
@@ -193,10 +203,12 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 	trace_sroce_pkt_rx(sdev, &h, len);
 	if (!from && !sroce_icrc_ok(skb, len, ipv6)) {
 		sroce_count(sdev, SROCE_CNT_RX_DROP_ICRC);
+		sroce_rx_dbg(sdev, "ICRC error", &h);
 		goto drop;
 	}
 	if (!sroce_pkey_match(h.bth.pkey, SROCE_PKEY_DEFAULT)) {
 		sroce_count(sdev, SROCE_CNT_RX_DROP_PKEY);
+		sroce_rx_dbg(sdev, "P_Key mismatch", &h);
 		goto drop;
 	}
 	if (h.bth.dqpn == SROCE_MCAST_QPN) {
@@ -212,6 +224,7 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 	qp = sroce_qp_get(sdev, h.bth.dqpn);
 	if (!qp) {
 		sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP);
+		sroce_rx_dbg(sdev, "no such QP", &h);
 		goto drop;
 	}
 	if (!sroce_transport_matches(qp, h.info->mask)) {

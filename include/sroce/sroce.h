@@ -633,6 +633,11 @@ static inline struct sroce_qp *to_sqp(struct ib_qp *qp)
 	return container_of(qp, struct sroce_qp, ibqp);
 }
 
+/* Dynamic debug (`module sroce +p`), rate-limited, prefixed by the device. */
+#define sroce_qp_dbg(qp, fmt, ...)					\
+	ibdev_dbg_ratelimited(&(qp)->sdev->ib_dev, "qp %#x: " fmt,	\
+			      (qp)->qpn, ##__VA_ARGS__)
+
 /*
  * Packets a QP's receive queue may hold.  The bound is memory, so small
  * MTUs get more packets: a slow UC receiver then absorbs the same burst.

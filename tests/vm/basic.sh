@@ -340,12 +340,14 @@ t_rc_verify_rnr_late() {
 		grep -m1 -E 'rnr_nak_rcvd [1-9]' /tmp/res-qp.txt ||
 			fail "no QP's rnr_nak_rcvd moved in rdma resource show qp -dd"
 		for d in sq_outstanding resp_rd_atomic_used retry_timeout tx_skbs cpu; do
-			grep -q " $d [0-9]" /tmp/res-qp.txt || fail "qp -dd has no $d"
+			grep -qE "(^|[[:space:]])$d [0-9]" /tmp/res-qp.txt ||
+				{ tail -n 4 /tmp/res-qp.txt; fail "qp -dd has no $d"; }
 		done
 		# rc_verify registers buffers of up to 1 MiB: pages behind them
 		(($(res_max /tmp/res-mr.txt npages) >= 256)) ||
 			{ tail -n 5 /tmp/res-mr.txt; fail "no MR of 256+ pages in rdma resource show mr -dd"; }
-		grep -q " cqe_queued [0-9]" /tmp/res-cq.txt || fail "cq -dd has no cqe_queued"
+		grep -qE "(^|[[:space:]])cqe_queued [0-9]" /tmp/res-cq.txt ||
+			{ tail -n 4 /tmp/res-cq.txt; fail "cq -dd has no cqe_queued"; }
 	fi
 	assert_dmesg_clean "test rc_verify_rnr_late"
 }
@@ -355,12 +357,12 @@ t_rc_verify_rnr_exhausted() {
 	grep -q 'expected error' /tmp/rcv-cli.txt || fail "client did not report the expected error"
 	assert_dmesg_clean "test rc_verify_rnr_exhausted"
 }
-# Tracepoints (events/sroce): every packet sent and received is one event
+# Tracepoints (events/sroce) and dynamic debug: every packet sent and received is one event
 # with its BTH decoded, QPs' state changes and RNR waits show, and sroce's
 # trace lines agree with its counters.
 t_trace() {
 	[[ $SROCE_DRV == sroce ]] || { info "sroce only"; return 0; }
-	local T=/sys/kernel/tracing tx0 rx0 ntx nrx dtx drx
+	local T=/sys/kernel/tracing DDC=/sys/kernel/debug/dynamic_debug/control tx0 rx0 ntx nrx dtx drx
 	[[ -e $T/trace ]] || mount -t tracefs nodev "$T" || fail "no tracefs"
 	[[ -d $T/events/sroce ]] || fail "no events/sroce in tracefs"
 	ensure_link
@@ -368,6 +370,9 @@ t_trace() {
 	echo >"$T/trace"
 	echo 4096 >"$T/buffer_size_kb"
 	echo 1 >"$T/events/sroce/enable"
+	# dynamic debug too: sroce's rate-limited ibdev_dbg lines
+	[[ -w $DDC ]] && echo "module sroce +p" >"$DDC"
+	dmesg_mark trace-dbg
 	tx0=$(counter sent_pkts)
 	rx0=$(counter rcvd_pkts)
 	echo 1 >"$T/tracing_on"
@@ -376,6 +381,7 @@ t_trace() {
 	dtx=$(($(counter sent_pkts) - tx0))
 	drx=$(($(counter rcvd_pkts) - rx0))
 	echo 0 >"$T/events/sroce/enable"
+	[[ -w $DDC ]] && echo "module sroce -p" >"$DDC"
 	cp "$T/trace" /tmp/trace.txt
 	echo 1 >"$T/tracing_on"
 	grep -E "sroce_pkt_tx: $DEV RC_SEND_ONLY\(0x4\) dqpn 0x[0-9a-f]+ psn" /tmp/trace.txt | head -n 2
@@ -393,6 +399,12 @@ t_trace() {
 	info "sent_pkts +$dtx, sroce_pkt_tx $ntx; rcvd_pkts +$drx, sroce_pkt_rx $nrx"
 	((dtx > 0 && ntx == dtx)) || fail "sroce_pkt_tx events ($ntx) != sent_pkts delta ($dtx)"
 	((drx > 0 && nrx == drx)) || fail "sroce_pkt_rx events ($nrx) != rcvd_pkts delta ($drx)"
+	if [[ -w $DDC ]]; then
+		dmesg_since trace-dbg | grep -m1 -E "$DEV: qp 0x[0-9a-f]+: no receive WQE for psn 0x[0-9a-f]+: RNR NAK" ||
+			fail "module sroce +p, RNR NAKs sent, yet no debug line says so"
+	elif [[ $(uname -r) != *-sroce-dbg ]]; then
+		fail "no $DDC (Debian kernels have dynamic debug)"
+	fi
 	assert_dmesg_clean "test trace"
 }
 # The peer's QP vanishes: retry_cnt 2 runs out into RETRY_EXC_ERR, in bounded time.
