@@ -248,6 +248,7 @@ static bool sroce_comp_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	u32 psn = pkt->h.bth.psn;
 	u32 prev = sroce_psn_add(psn, SROCE_PSN_MASK);	/* psn - 1 */
 	bool progress;
+	u32 rnr_us;
 
 	switch (sroce_aeth_type(syn)) {
 	case SROCE_AETH_ACK:
@@ -270,10 +271,9 @@ static bool sroce_comp_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		sroce_req_rewind(qp, psn);
 		*retry = false;
 		qp->req.rnr_wait = true;
-		trace_sroce_rnr_wait(qp, psn,
-				     sroce_rnr_timer_us(sroce_aeth_value(syn)));
-		mod_timer(&qp->rnr_timer, jiffies + usecs_to_jiffies(
-			  sroce_rnr_timer_us(sroce_aeth_value(syn))));
+		rnr_us = sroce_rnr_timer_us(sroce_aeth_value(syn));
+		trace_sroce_rnr_wait(qp, psn, rnr_us);
+		mod_timer(&qp->rnr_timer, jiffies + usecs_to_jiffies(rnr_us));
 		return progress;
 	case SROCE_AETH_NAK:
 		progress = sroce_comp_ack_through(qp, prev, retry);

@@ -907,12 +907,12 @@ bool sroce_resp_rcv(struct sroce_pkt *pkt)
 	if (diff != 0) {
 		sroce_count(qp->sdev, SROCE_CNT_RX_OOS_REQ);
 		if (rc) {
-			if (!r->nak_seq_sent)
+			if (!r->nak_seq_sent) {
 				sroce_qp_dbg(qp, "request %#x (opcode %u), expected %#x: NAK\n",
 					     psn, pkt->h.bth.opcode, r->epsn);
-			if (!r->nak_seq_sent)
 				sroce_resp_nak(qp, r->epsn,
 					       SROCE_NAK_PSN_SEQ_ERR);
+			}
 			r->nak_seq_sent = true;
 			goto unlock;
 		}

@@ -77,6 +77,13 @@ DEFINE_EVENT(sroce_pkt_class, sroce_pkt_rx,
 		 u32 len),
 	TP_ARGS(sdev, h, len));
 
+/* enum ib_qp_state, by name */
+#define sroce_show_qp_state(s)						\
+	__print_symbolic(s, { IB_QPS_RESET, "RESET" }, { IB_QPS_INIT, "INIT" }, \
+			 { IB_QPS_RTR, "RTR" }, { IB_QPS_RTS, "RTS" },	\
+			 { IB_QPS_SQD, "SQD" }, { IB_QPS_SQE, "SQE" },	\
+			 { IB_QPS_ERR, "ERR" })
+
 TRACE_EVENT(sroce_qp_state,
 	TP_PROTO(const struct sroce_qp *qp, int from, int to),
 	TP_ARGS(qp, from, to),
@@ -91,12 +98,8 @@ TRACE_EVENT(sroce_qp_state,
 		__entry->to = to;
 	),
 	TP_printk("qpn %#x %s -> %s", __entry->qpn,
-		  __print_symbolic(__entry->from, { 0, "RESET" }, { 1, "INIT" },
-				   { 2, "RTR" }, { 3, "RTS" }, { 4, "SQD" },
-				   { 5, "SQE" }, { 6, "ERR" }),
-		  __print_symbolic(__entry->to, { 0, "RESET" }, { 1, "INIT" },
-				   { 2, "RTR" }, { 3, "RTS" }, { 4, "SQD" },
-				   { 5, "SQE" }, { 6, "ERR" }))
+		  sroce_show_qp_state(__entry->from),
+		  sroce_show_qp_state(__entry->to))
 );
 
 /* A go-back-N restart: @nak for a sequence NAK or READ gap, else timeout. */
