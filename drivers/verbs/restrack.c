@@ -45,30 +45,55 @@ static u32 sroce_res_rd_in_use(const struct sroce_qp *qp)
 	return n;
 }
 
-int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+/* One pass's state of a QP, taken under eng_lock */
+struct sroce_res_qp {
+	u32 sq_outstanding, sq_unsent, rd_out, rd_used;
+	u32 retry_timeout, retry_nak, rnr_rcvd, rnr_sent, nak_seq_sent;
+	u32 rx_queued, tx_skbs, cpu;
+};
+
+static struct sroce_res_qp sroce_res_qp_snap(struct sroce_qp *qp)
 {
-	struct sroce_qp *qp = to_sqp(ibqp);
-	struct sroce_res_u32 v[] = {
-		{ "sq_outstanding" }, { "sq_unsent" }, { "rd_atomic_out" },
-		{ "resp_rd_atomic_used" }, { "retry_timeout" }, { "retry_nak" },
-		{ "rnr_nak_rcvd" }, { "rnr_nak_sent" }, { "nak_seq_sent" },
-		{ "rx_queued" }, { "tx_skbs" }, { "cpu" },
-	};
+	struct sroce_res_qp s;
 
 	mutex_lock(&qp->eng_lock);
-	v[0].val = qp->sq.head - qp->sq.comp;
-	v[1].val = qp->sq.head - qp->sq.req;
-	v[2].val = qp->req.rd_outstanding;
-	v[3].val = sroce_res_rd_in_use(qp);
-	v[4].val = qp->stats.retry_timeout;
-	v[5].val = qp->stats.retry_nak;
-	v[6].val = qp->stats.rnr_retry;
-	v[7].val = qp->stats.rnr_nak_sent;
-	v[8].val = qp->stats.nak_seq_sent;
-	v[9].val = skb_queue_len(&qp->req_rxq) + skb_queue_len(&qp->resp_rxq);
-	v[10].val = atomic_read(&qp->skb_out);
-	v[11].val = qp->cpu;
+	s = (struct sroce_res_qp) {
+		.sq_outstanding = qp->sq.head - qp->sq.comp,
+		.sq_unsent = qp->sq.head - qp->sq.req,
+		.rd_out = qp->req.rd_outstanding,
+		.rd_used = sroce_res_rd_in_use(qp),
+		.retry_timeout = qp->stats.retry_timeout,
+		.retry_nak = qp->stats.retry_nak,
+		.rnr_rcvd = qp->stats.rnr_retry,
+		.rnr_sent = qp->stats.rnr_nak_sent,
+		.nak_seq_sent = qp->stats.nak_seq_sent,
+		.rx_queued = skb_queue_len(&qp->req_rxq) +
+			     skb_queue_len(&qp->resp_rxq),
+		.tx_skbs = atomic_read(&qp->skb_out),
+		.cpu = qp->cpu,
+	};
 	sroce_qp_unlock(qp);
+	return s;
+}
+
+int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	const struct sroce_res_qp s = sroce_res_qp_snap(to_sqp(ibqp));
+	const struct sroce_res_u32 v[] = {
+		{ "sq_outstanding", s.sq_outstanding },
+		{ "sq_unsent", s.sq_unsent },
+		{ "rd_atomic_out", s.rd_out },
+		{ "resp_rd_atomic_used", s.rd_used },
+		{ "retry_timeout", s.retry_timeout },
+		{ "retry_nak", s.retry_nak },
+		{ "rnr_nak_rcvd", s.rnr_rcvd },
+		{ "rnr_nak_sent", s.rnr_sent },
+		{ "nak_seq_sent", s.nak_seq_sent },
+		{ "rx_queued", s.rx_queued },
+		{ "tx_skbs", s.tx_skbs },
+		{ "cpu", s.cpu },
+	};
+
 	return sroce_res_put(msg, v, ARRAY_SIZE(v));
 }
 
