@@ -7,6 +7,8 @@
 #include <linux/netdevice.h>
 #include <linux/if_arp.h>
 #include <linux/rculist.h>
+#include <linux/rtnetlink.h>
+#include <net/net_namespace.h>
 #include <net/addrconf.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_mad.h>
@@ -99,7 +101,6 @@ static int sroce_query_port(struct ib_device *ibdev, u32 port,
 			    struct ib_port_attr *attr)
 {
 	struct sroce_dev *sdev = to_sdev(ibdev);
-	int err;
 
 	attr->state = sdev->port_state;
 	attr->phys_state = sdev->port_state == IB_PORT_ACTIVE ?
@@ -116,9 +117,13 @@ static int sroce_query_port(struct ib_device *ibdev, u32 port,
 	attr->sm_lid = 0;
 	attr->lmc = 0;
 	attr->init_type_reply = 0;
-	err = ib_get_eth_speed(ibdev, port, &attr->active_speed,
-			       &attr->active_width);
-	return err;
+	/* the netdev may be gone already while the device unregisters */
+	if (ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			     &attr->active_width)) {
+		attr->active_speed = IB_SPEED_SDR;
+		attr->active_width = IB_WIDTH_1X;
+	}
+	return 0;
 }
 
 static int sroce_get_port_immutable(struct ib_device *ibdev, u32 port,
@@ -247,6 +252,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&sdev->ah_xa);
 	free_percpu(sdev->cnt);
 	dev_put(sdev->ndev);
+	sroce_net_put(sdev->net);
 }
 
 static const struct ib_device_ops sroce_dev_ops = {
@@ -287,10 +293,19 @@ void sroce_dev_mtu_changed(struct sroce_dev *sdev)
 	WRITE_ONCE(sdev->port_mtu, sroce_mtu_from_netdev(sdev->ndev->mtu));
 }
 
+/*
+ * rdma link add runs without rtnl, so the netdev may move to another
+ * namespace or go while we register.  Its namespace now is kept alive until
+ * we are registered; a move the notifier saw before then (or missed, while
+ * the device was not listed yet) is undone here, under rtnl like the
+ * notifier, so exactly one of the two unregisters.
+ */
 int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 {
 	struct sroce_dev *sdev;
 	struct ib_device *ibdev;
+	struct net *net;
+	bool gone;
 	int err;
 
 	if (ndev->type != ARPHRD_ETHER)
@@ -300,15 +315,26 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	rcu_read_unlock();
 	if (sdev)
 		return -EEXIST;
+	rtnl_lock();
+	net = ndev->reg_state == NETREG_REGISTERED ?
+	      maybe_get_net(dev_net(ndev)) : NULL;
+	rtnl_unlock();
+	if (!net)
+		return -ENODEV;
+	err = sroce_net_get(net);
+	if (err)
+		goto out_net;
 
+	err = -ENOMEM;
 	sdev = ib_alloc_device(sroce_dev, ib_dev);
 	if (!sdev)
-		return -ENOMEM;
+		goto out_count;
 	ibdev = &sdev->ib_dev;
+	sdev->net = net;
 	sdev->cnt = alloc_percpu(struct sroce_counters);
 	if (!sdev->cnt) {
 		ib_dealloc_device(ibdev);
-		return -ENOMEM;
+		goto out_count;
 	}
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC);
@@ -341,23 +367,52 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(ibdev, &sroce_dev_ops);
 	ib_set_device_ops(ibdev, &sroce_verbs_ops);
+	/*
+	 * With `rdma system set netns exclusive` a device is seen only in its
+	 * namespace: put it in its netdev's, where `rdma link add` ran.  The
+	 * core moves it back to init_net if that namespace goes first.
+	 */
+	if (!rdma_dev_access_netns(ibdev, sdev->net))
+		write_pnet(&ibdev->coredev.rdma_net, sdev->net);
 	err = ib_device_set_netdev(ibdev, ndev, 1);
 	if (!err)
 		err = ib_register_device(ibdev, ibdev_name, NULL);
-	if (err)
+	if (err) {
 		ib_dealloc_device(ibdev);
+		goto out_net;
+	}
+	rtnl_lock();
+	gone = sdev->unreg_seen || ndev->reg_state != NETREG_REGISTERED ||
+	       !net_eq(dev_net(ndev), net);
+	sdev->registered = !gone;
+	rtnl_unlock();
+	if (gone) {
+		ib_unregister_device(ibdev);	/* frees sdev */
+		err = -ENODEV;
+	}
+out_net:
+	put_net(net);
 	return err;
+out_count:
+	sroce_net_put(net);
+	goto out_net;
 }
 
+/* The netdev leaves its namespace or goes (rtnl held). */
 void sroce_dev_netdev_unregister(struct net_device *ndev)
 {
 	struct sroce_dev *sdev;
 
+	ASSERT_RTNL();
 	rcu_read_lock();
 	sdev = sroce_dev_by_netdev(ndev);
-	rcu_read_unlock();
-	if (sdev)
+	if (sdev && !sdev->registered) {
+		sdev->unreg_seen = true;	/* sroce_dev_add unregisters */
+	} else if (sdev && ib_device_try_get(&sdev->ib_dev)) {
 		ib_unregister_device_queued(&sdev->ib_dev);
+		ib_device_put(&sdev->ib_dev);
+	}
+	rcu_read_unlock();
 }
 
 void sroce_dev_remove_all(void)

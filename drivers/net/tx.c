@@ -179,6 +179,9 @@ static int sroce_send4(struct sroce_dev *sdev, const struct sroce_av *av,
 	struct iphdr *iph;
 	int err;
 
+	if (unlikely(!net_eq(net, sdev->net)))
+		goto moved;
+
 	if (!local) {
 		struct flowi4 fl = {
 			.flowi4_oif = sdev->ndev->ifindex,
@@ -225,6 +228,10 @@ static int sroce_send4(struct sroce_dev *sdev, const struct sroce_av *av,
 	/* net_xmit_eval() evaluates its argument twice: never pass a call */
 	err = ip_local_out(net, NULL, skb);
 	return net_xmit_eval(err);
+
+moved:	/* the netdev left: the device is being unregistered */
+	kfree_skb(skb);
+	return -ENETUNREACH;
 }
 
 static int sroce_send6(struct sroce_dev *sdev, const struct sroce_av *av,
@@ -232,7 +239,7 @@ static int sroce_send6(struct sroce_dev *sdev, const struct sroce_av *av,
 {
 	struct net *net = dev_net(sdev->ndev);
 	bool local = ipv6_addr_equal(&av->daddr.v6, &av->saddr.v6);
-	struct socket *sock = sroce_net_sock6();
+	struct socket *sock = sroce_net_sock6(sdev->net);
 	struct dst_entry *dst = NULL;
 	struct ipv6hdr *ip6h;
 	int err;
@@ -240,6 +247,11 @@ static int sroce_send6(struct sroce_dev *sdev, const struct sroce_av *av,
 	if (!IS_ENABLED(CONFIG_IPV6) || !sock) {
 		kfree_skb(skb);
 		return -EAFNOSUPPORT;
+	}
+	if (unlikely(!net_eq(net, sdev->net))) {
+		/* the netdev left: the device is being unregistered */
+		kfree_skb(skb);
+		return -ENETUNREACH;
 	}
 	if (!local) {
 		struct flowi6 fl6 = {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * RoCEv2 sockets: UDP 4791 on IPv4 and IPv6 in init_net.  A datagram is
+ * RoCEv2 sockets: UDP 4791 on IPv4 and IPv6, one pair per network
+ * namespace that has a device (init_net's from module load).  A datagram is
  * handed to the transport's receive pipeline (sroce_rcv) as it arrives.
  */
 #include <linux/skbuff.h>
@@ -11,17 +12,32 @@
 #include <net/ipv6.h>
 #include <net/addrconf.h>
 #include <linux/inetdevice.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
 
 #include "sroce/sroce.h"
 #include "sroce/net.h"
 #include "sroce/wire/udp.h"
 
-static struct socket *sroce_sock4;
-static struct socket *sroce_sock6;
+struct sroce_net {
+	struct socket	*sock4;
+	struct socket	*sock6;		/* NULL when IPv6 is off */
+	atomic_t	ndevs;		/* devices whose netdev is here */
+};
 
-struct socket *sroce_net_sock6(void)
+static unsigned int sroce_net_id __read_mostly;
+/* orders socket creation against itself; pernet exit needs no lock */
+static DEFINE_MUTEX(sroce_net_lock);
+static DECLARE_WAIT_QUEUE_HEAD(sroce_net_wait);
+
+static struct sroce_net *sroce_net(const struct net *net)
 {
-	return sroce_sock6;
+	return net_generic(net, sroce_net_id);
+}
+
+struct socket *sroce_net_sock6(const struct net *net)
+{
+	return sroce_net(net)->sock6;
 }
 
 static struct sroce_dev *sroce_rx_dev(struct sk_buff *skb)
@@ -52,7 +68,7 @@ static int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	return 0;
 }
 
-static struct socket *sroce_sock_open(bool ipv6)
+static struct socket *sroce_sock_open(struct net *net, bool ipv6)
 {
 	struct udp_tunnel_sock_cfg tcfg = {
 		.encap_type = 1,
@@ -72,27 +88,25 @@ static struct socket *sroce_sock_open(bool ipv6)
 	} else {
 		cfg.family = AF_INET;
 	}
-	err = udp_sock_create(&init_net, &cfg, &sock);
+	err = udp_sock_create(net, &cfg, &sock);
 	if (err)
 		return ERR_PTR(err);
-	setup_udp_tunnel_sock(&init_net, sock, &tcfg);
+	setup_udp_tunnel_sock(net, sock, &tcfg);
 	return sock;
 }
 
-int sroce_net_init(void)
+static int sroce_net_open(struct net *net, struct sroce_net *sn)
 {
-	struct socket *s4, *s6;
+	struct socket *s4, *s6 = NULL;
 
-	s4 = sroce_sock_open(false);
-	if (IS_ERR(s4)) {
-		if (PTR_ERR(s4) == -EADDRINUSE)
-			pr_err("sroce: UDP port %d is taken (rdma_rxe loaded?): refusing to load\n",
-			       SROCE_ROCEV2_PORT);
+	lockdep_assert_held(&sroce_net_lock);
+	if (sn->sock4)
+		return 0;
+	s4 = sroce_sock_open(net, false);
+	if (IS_ERR(s4))
 		return PTR_ERR(s4);
-	}
-	s6 = NULL;
 	if (IS_ENABLED(CONFIG_IPV6)) {
-		s6 = sroce_sock_open(true);
+		s6 = sroce_sock_open(net, true);
 		if (IS_ERR(s6)) {
 			/* IPv6 may be disabled at boot: run IPv4-only then */
 			if (PTR_ERR(s6) != -EAFNOSUPPORT) {
@@ -102,17 +116,88 @@ int sroce_net_init(void)
 			s6 = NULL;
 		}
 	}
-	sroce_sock4 = s4;
-	sroce_sock6 = s6;
+	sn->sock4 = s4;
+	sn->sock6 = s6;
 	return 0;
 }
 
+static void sroce_net_close(struct sroce_net *sn)
+{
+	if (sn->sock6)
+		udp_tunnel_sock_release(sn->sock6);
+	if (sn->sock4)
+		udp_tunnel_sock_release(sn->sock4);
+	sn->sock4 = NULL;
+	sn->sock6 = NULL;
+}
+
+/* A device on a netdev in @net: that namespace's sockets, opened once. */
+int sroce_net_get(struct net *net)
+{
+	struct sroce_net *sn = sroce_net(net);
+	int err;
+
+	mutex_lock(&sroce_net_lock);
+	err = sroce_net_open(net, sn);
+	if (!err)
+		atomic_inc(&sn->ndevs);
+	mutex_unlock(&sroce_net_lock);
+	if (err == -EADDRINUSE)
+		pr_err("sroce: UDP port %d is taken in the netdev's network namespace\n",
+		       SROCE_ROCEV2_PORT);
+	return err;
+}
+
+void sroce_net_put(struct net *net)
+{
+	if (atomic_dec_and_test(&sroce_net(net)->ndevs))
+		wake_up_all(&sroce_net_wait);
+}
+
+/* The namespace is going: its netdevs already left it, so each device on
+ * one is unregistering (NETDEV_UNREGISTER).  Wait for them: until the last
+ * is freed it may still send through this namespace.
+ */
+static void __net_exit sroce_net_exit_net(struct net *net)
+{
+	struct sroce_net *sn = sroce_net(net);
+
+	/* an unregistration that never ends must not hang silently */
+	while (!wait_event_timeout(sroce_net_wait, !atomic_read(&sn->ndevs),
+				   30 * HZ))
+		pr_warn("sroce: network namespace exit still waits for %d device(s) to unregister\n",
+			atomic_read(&sn->ndevs));
+	sroce_net_close(sn);
+}
+
+static struct pernet_operations sroce_net_ops = {
+	.exit = sroce_net_exit_net,
+	.id = &sroce_net_id,
+	.size = sizeof(struct sroce_net),
+};
+
+/* init_net's sockets open at load, so a taken port refuses the module. */
+int sroce_net_init(void)
+{
+	int err;
+
+	err = register_pernet_subsys(&sroce_net_ops);
+	if (err)
+		return err;
+	mutex_lock(&sroce_net_lock);
+	err = sroce_net_open(&init_net, sroce_net(&init_net));
+	mutex_unlock(&sroce_net_lock);
+	if (err) {
+		if (err == -EADDRINUSE)
+			pr_err("sroce: UDP port %d is taken (rdma_rxe loaded?): refusing to load\n",
+			       SROCE_ROCEV2_PORT);
+		unregister_pernet_subsys(&sroce_net_ops);
+	}
+	return err;
+}
+
+/* After every device is gone: closes each namespace's sockets. */
 void sroce_net_exit(void)
 {
-	if (sroce_sock6)
-		udp_tunnel_sock_release(sroce_sock6);
-	if (sroce_sock4)
-		udp_tunnel_sock_release(sroce_sock4);
-	sroce_sock4 = NULL;
-	sroce_sock6 = NULL;
+	unregister_pernet_subsys(&sroce_net_ops);
 }

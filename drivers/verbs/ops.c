@@ -6,6 +6,7 @@
 const struct ib_device_ops sroce_verbs_ops = {
 	.alloc_ucontext = sroce_alloc_ucontext,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
+	.disassociate_ucontext = sroce_disassociate_ucontext,
 	.mmap = sroce_mmap,
 	.mmap_free = sroce_mmap_free,
 	.alloc_pd = sroce_alloc_pd,

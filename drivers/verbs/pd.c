@@ -12,6 +12,16 @@ void sroce_dealloc_ucontext(struct ib_ucontext *uctx)
 {
 }
 
+/*
+ * The core destroys a context's objects when its device goes (or changes
+ * namespace) while the process still runs.  Nothing more is ours to do: a
+ * ring the process still maps holds its pages (sroce_mmap) and nothing in
+ * the kernel reads it once its object is destroyed.
+ */
+void sroce_disassociate_ucontext(struct ib_ucontext *uctx)
+{
+}
+
 int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibpd->device);

@@ -5,6 +5,8 @@
 
 #include <linux/net.h>
 
-struct socket *sroce_net_sock6(void);
+struct net;
+
+struct socket *sroce_net_sock6(const struct net *net);
 
 #endif /* SROCE_NET_H */

@@ -118,6 +118,9 @@ struct sroce_counters {
 struct sroce_dev {
 	struct ib_device	ib_dev;
 	struct net_device	*ndev;		/* bound netdev; a reference is held */
+	struct net		*net;		/* ndev's namespace when added */
+	bool			registered;	/* rtnl: the notifier unregisters */
+	bool			unreg_seen;	/* rtnl: ndev left while registering */
 	struct list_head	list;		/* sroce_devs, RCU */
 
 	struct xarray		qp_xa;		/* qpn -> qp */
@@ -750,6 +753,8 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 /* drivers/net */
 int sroce_net_init(void);
 void sroce_net_exit(void);
+int sroce_net_get(struct net *net);
+void sroce_net_put(struct net *net);
 struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct sroce_av *av,
 				u32 bth_len, u32 payload_len, u8 **bth);
 bool sroce_tx_room(struct sroce_qp *qp);

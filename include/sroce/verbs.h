@@ -18,6 +18,7 @@ static inline struct ib_ucontext *sroce_udata_uctx(struct ib_udata *udata)
 
 int sroce_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata);
 void sroce_dealloc_ucontext(struct ib_ucontext *uctx);
+void sroce_disassociate_ucontext(struct ib_ucontext *uctx);
 int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 

@@ -429,6 +429,165 @@ t_rc_verify_peer_gone() {
 	assert_dmesg_clean "test rc_verify_peer_gone"
 }
 
+# --- network namespaces ---------------------------------------------------
+# Two namespaces joined by a veth pair, one sroce device in each: a real
+# wire path (UDP, IP, a netdev, the ICRC) inside one VM.
+NSA=sroce_na NSB=sroce_nb
+ns() { "$IP" netns exec "$@"; }
+netns_can_run() {
+	[[ $SROCE_DRV == sroce ]] || skip "sroce devices only (link type sroce)"
+	[[ -e /proc/self/ns/net ]] || skip "$(uname -r) has no network namespaces (CONFIG_NET_NS)"
+	"$MODPROBE" -q veth 2>/dev/null || [[ -d /sys/module/veth ]] || skip "$(uname -r) has no veth"
+}
+ns_gid_index() { # NS DEV IPV4: the RoCE v2 GID of IPV4 on DEV, as NS sees it
+	local want
+	want=$(gid_of_addr "$3")
+	ns "$1" bash -c 'for g in /sys/class/infiniband/'"$2"'/ports/1/gids/*; do
+		read -r v <"$g" 2>/dev/null || continue
+		[[ $v == '"$want"' ]] || continue
+		read -r t <"${g%/gids/*}/gid_attrs/types/${g##*/}" 2>/dev/null || continue
+		[[ $t == "RoCE v2" ]] && { echo "${g##*/}"; exit 0; }
+	done; exit 1'
+}
+netns_down() {
+	"$IP" netns del "$NSA" 2>/dev/null || true
+	"$IP" netns del "$NSB" 2>/dev/null || true
+	wait_for 60 sn_gone || true
+}
+# NSA holds veth end vna (10.77.0.1) and device sna, NSB vnb (.2) and snb.
+netns_up() {
+	netns_down
+	"$IP" netns add "$NSA"
+	"$IP" netns add "$NSB"
+	"$IP" link add vna type veth peer name vnb
+	"$IP" link set vna netns "$NSA"
+	"$IP" link set vnb netns "$NSB"
+	ns "$NSA" "$IP" addr add 10.77.0.1/24 dev vna
+	ns "$NSB" "$IP" addr add 10.77.0.2/24 dev vnb
+	ns "$NSA" "$IP" link set lo up
+	ns "$NSB" "$IP" link set lo up
+	ns "$NSA" "$IP" link set vna up
+	ns "$NSB" "$IP" link set vnb up
+	ns "$NSA" "$RDMA" link add sna type sroce netdev vna
+	ns "$NSB" "$RDMA" link add snb type sroce netdev vnb
+	ns "$NSA" "$RDMA" link show
+	ns "$NSA" "$RDMA" link show | grep -qE '^link sna/1 .*netdev vna' || fail "NSA does not see sna on vna"
+	wait_for 20 ns_gid_index "$NSA" sna 10.77.0.1 || fail "no RoCE v2 GID for 10.77.0.1 on sna"
+	wait_for 20 ns_gid_index "$NSB" snb 10.77.0.2 || fail "no RoCE v2 GID for 10.77.0.2 on snb"
+	GA=$(ns_gid_index "$NSA" sna 10.77.0.1) GB=$(ns_gid_index "$NSB" snb 10.77.0.2)
+}
+ns_pingpong() { # TOOL SIZE ITERS: server in NSA, client in NSB, data checked
+	local tool=$1 size=$2 iters=$3 spid out
+	next_port
+	ns "$NSA" "$tool" -d sna -g "$GA" -c -s "$size" -n "$iters" -p "$_port" >/tmp/ns-srv.txt 2>&1 &
+	spid=$!
+	wait_for 30 ns_listening "$NSA" "$_port" || { cat /tmp/ns-srv.txt; fail "$tool server did not listen"; }
+	out=$(timeout 120 "$IP" netns exec "$NSB" "$tool" -d snb -g "$GB" -c -s "$size" -n "$iters" -p "$_port" 10.77.0.1 2>&1) ||
+		{ echo "$out"; cat /tmp/ns-srv.txt; fail "$tool client -s $size failed"; }
+	wait "$spid" || { cat /tmp/ns-srv.txt; fail "$tool server -s $size failed"; }
+	echo "$tool: $out"
+	echo "$out" | grep -qE "^$iters iters in" || fail "$tool client did not report $iters iters"
+	grep -qE "^$iters iters in" /tmp/ns-srv.txt || fail "$tool server did not report $iters iters"
+}
+ns_listening() { ns "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q .; }
+# Counter NAME of device D (rdma statistic, from the initial namespace).
+dcount() { DEV=$1 counter "$2"; }
+sent_above() { (($(dcount "$1" sent_pkts) > $2)); }
+sn_gone() { ! ls /sys/class/infiniband | grep -qE '^sn[ab]$'; }
+
+t_netns() {
+	netns_can_run
+	local s0 l0 i0 s1 l1 i1 out n ok spid cpid
+	trap netns_down EXIT
+	netns_up
+	info "sna GID $GA, snb GID $GB"
+	s0=$(dcount sna sent_pkts) l0=$(dcount sna loopback_pkts) i0=$(dcount snb rcvd_icrc_err)
+	ns_pingpong ibv_rc_pingpong 4096 100
+	ns_pingpong ibv_ud_pingpong 512 50
+	# rdma_cm resolves in the caller's namespace
+	next_port
+	ns "$NSA" rping -s -v -V -C 5 -S 1024 -a 10.77.0.1 -p "$_port" >/tmp/ns-rping-srv.txt 2>&1 &
+	spid=$!
+	ok=0
+	for n in 1 2 3 4 5 6 7 8 9 10; do
+		sleep 1
+		out=$(timeout 60 "$IP" netns exec "$NSB" rping -c -v -V -C 5 -S 1024 -a 10.77.0.1 -p "$_port" 2>&1) && { ok=1; break; }
+	done
+	# -V: rping compares every ping's data and fails on a mismatch
+	((ok)) && grep -q 'ping data: rdma-ping-4:' <<<"$out" ||
+		{ echo "$out"; cat /tmp/ns-rping-srv.txt; fail "rping across namespaces did not verify 5 pings"; }
+	info "rping: 5 pings of 1024 B verified"
+	wait "$spid" || true
+	next_port
+	ns "$NSA" ib_write_bw -d sna -x "$GA" -F -s 65536 -n 200 -p "$_port" >/tmp/ns-bw-srv.txt 2>&1 &
+	spid=$!
+	wait_for 30 ns_listening "$NSA" "$_port" || fail "ib_write_bw server did not listen"
+	timeout 120 "$IP" netns exec "$NSB" ib_write_bw -d snb -x "$GB" -F -s 65536 -n 200 -p "$_port" 10.77.0.1 >/tmp/ns-bw.txt 2>&1 ||
+		{ cat /tmp/ns-bw.txt /tmp/ns-bw-srv.txt; fail "ib_write_bw across namespaces failed"; }
+	wait "$spid" || true
+	grep -E '^ *65536 ' /tmp/ns-bw.txt
+	nonzero "$(perf_bw /tmp/ns-bw.txt)" || fail "ib_write_bw across namespaces reported no bandwidth"
+	s1=$(dcount sna sent_pkts) l1=$(dcount sna loopback_pkts) i1=$(dcount snb rcvd_icrc_err)
+	info "sna sent_pkts +$((s1 - s0)), loopback_pkts +$((l1 - l0)); snb rcvd_icrc_err +$((i1 - i0))"
+	((s1 - s0 >= 150)) || fail "sna sent too few packets"
+	((l1 == l0)) || fail "traffic between namespaces took the loopback path"
+	((i1 == i0)) || fail "ICRC errors between namespaces"
+
+	# Namespaces deleted under traffic, with the processes in the initial one
+	# (devices are shared): the devices go, the users are disassociated.
+	next_port
+	ibv_rc_pingpong -d sna -g "$GA" -n 100000000 -p "$_port" >/tmp/ns-live-srv.txt 2>&1 &
+	spid=$!
+	wait_port "$_port" 30 || { cat /tmp/ns-live-srv.txt; fail "live server did not listen"; }
+	ibv_rc_pingpong -d snb -g "$GB" -n 100000000 -p "$_port" 127.0.0.1 >/tmp/ns-live-cli.txt 2>&1 &
+	cpid=$!
+	s0=$(dcount sna sent_pkts)
+	wait_for 30 sent_above sna $((s0 + 200)) ||
+		{ cat /tmp/ns-live-*.txt; fail "no traffic before the namespaces went"; }
+	dmesg_mark "netns-del"
+	"$IP" netns del "$NSB"
+	"$IP" netns del "$NSA"
+	wait_for 90 sn_gone ||
+		fail "devices still there 90 s after their namespaces went: $(ls /sys/class/infiniband)"
+	"$RDMA" link show
+	! "$RDMA" link show | grep -qE '^link sn[ab]/' || fail "rdma link still shows sna or snb"
+	kill "$spid" "$cpid" 2>/dev/null || true
+	wait "$spid" "$cpid" 2>/dev/null || true
+	! dmesg_since "netns-del" | grep -E 'waiting for .* to become free' || fail "a netdev was kept from being freed"
+	! dmesg_since "netns-del" | grep -E 'ib_query_port failed' || fail "query_port failed while the device went"
+	assert_dmesg_clean "test netns"
+}
+
+# `rdma system set netns exclusive`: each device only in its namespace.
+# ib_core switches modes only while no other namespace exists, and a deleted
+# namespace lingers until its cleanup work has run.
+rdma_netns_mode() { wait_for 60 "$RDMA" system set netns "$1"; }
+_netns_exclusive_end() {
+	netns_down
+	rdma_netns_mode shared || echo "cannot go back to netns shared"
+	"$RDMA" system show
+}
+t_netns_exclusive() {
+	netns_can_run
+	netns_down
+	rdma_netns_mode exclusive || fail "rdma system set netns exclusive: $("$RDMA" system set netns exclusive 2>&1)"
+	trap _netns_exclusive_end EXIT
+	"$RDMA" system show | grep -q 'netns exclusive' || fail "rdma system did not switch to exclusive"
+	netns_up
+	! "$RDMA" link show | grep -qE '^link sn[ab]/' || fail "the initial namespace sees sna or snb"
+	! ns "$NSB" "$RDMA" link show | grep -qE '^link sna/' || fail "NSB sees NSA's device"
+	ns "$NSB" ibv_devices | grep -qw snb || fail "ibv_devices in NSB does not list snb"
+	! ns "$NSB" ibv_devices | grep -qw sna || fail "ibv_devices in NSB lists sna"
+	ns_pingpong ibv_rc_pingpong 4096 50
+	# a device moves between namespaces (ib_core requires disassociation)
+	ns "$NSB" "$RDMA" dev set snb netns "$NSA" || fail "rdma dev set snb netns $NSA failed"
+	ns "$NSA" ibv_devices | grep -qw snb || fail "snb not in $NSA after the move"
+	! ns "$NSB" ibv_devices | grep -qw snb || fail "snb still in $NSB after the move"
+	netns_down
+	sn_gone || fail "devices left after their namespaces went: $(ls /sys/class/infiniband)"
+	assert_dmesg_clean "test netns_exclusive"
+}
+
 # Kernel-consumer verbs (tests/kmod/sroce_kverbs.c): fast registration, local
 # and remote invalidation, and their error rules, checked byte by byte and
 # completion by completion inside the module; it prints one line per case.
@@ -486,5 +645,7 @@ run_test rc_verify_rnr_exhausted 120 t_rc_verify_rnr_exhausted
 run_test trace 240 t_trace
 run_test rc_verify_peer_gone 120 t_rc_verify_peer_gone
 run_test kverbs 120 t_kverbs
+run_test netns 420 t_netns
+run_test netns_exclusive 240 t_netns_exclusive
 run_test rmmod_busy 180 t_rmmod_busy
 suite_end

@@ -13,7 +13,8 @@
 #   suite_begin NAME / suite_end
 #       suite_end adds the final "dmesg" test (scan since suite_begin) and
 #       returns non-zero if any test failed.
-#   fail MSG, info MSG, wait_for SECS CMD..., wait_port PORT [SECS]
+#   fail MSG, skip MSG (records SKIP NAME: MSG), info MSG,
+#   wait_for SECS CMD..., wait_port PORT [SECS]
 
 RESULTS=${RESULTS:-/results}
 [[ -d $RESULTS && -w $RESULTS ]] || RESULTS=/tmp/results
@@ -137,6 +138,12 @@ fail() {
 	echo "$*" >"${_T_REASON_FILE:-/dev/null}"
 	exit 1
 }
+# skip MSG: the test cannot run here (a kernel feature is missing); not a pass
+skip() {
+	echo "SKIPPED: $*" >&2
+	echo "$*" >"${_T_REASON_FILE:-/dev/null}"
+	exit 77
+}
 now() { cut -d' ' -f1 /proc/uptime; }
 
 # wait_for SECS CMD...: poll CMD every 0.2s until it succeeds or SECS pass.
@@ -230,6 +237,8 @@ run_test() {
 	if ((rc == 0)); then
 		_T_PASS=$((_T_PASS + 1))
 		_record "PASS $_SUITE$name (${dur}s)"
+	elif ((rc == 77)) && [[ -s $_T_REASON_FILE ]]; then
+		_record "SKIP $_SUITE$name: $(head -n1 "$_T_REASON_FILE")"
 	else
 		_T_FAIL=$((_T_FAIL + 1))
 		reason=$(head -c 300 "$_T_REASON_FILE" 2>/dev/null | head -n1)
