@@ -43,7 +43,7 @@ modules:
 	@test -d $(KDIR) || { echo "no kernel headers at $(KDIR) (scripts/deps)"; exit 1; }
 	@rm -rf build/modules/$(KVER)/src && mkdir -p build/modules/$(KVER)/src
 	@tar -C $(SROCE_ROOT) -cf - $(SRC_PARTS) | tar -C build/modules/$(KVER)/src -xf -
-	$(MAKE) -C $(KDIR) M=$(SROCE_ROOT)/build/modules/$(KVER)/src W=1 modules
+	$(MAKE) -C $(KDIR) M=$(SROCE_ROOT)/build/modules/$(KVER)/src W=1 SROCE_VERSION=$(SROCE_VERSION) modules
 	@cp build/modules/$(KVER)/src/sroce.ko build/modules/$(KVER)/sroce.ko
 	@rm -rf build/modules/$(KVER)/kmod && mkdir -p build/modules/$(KVER)/kmod
 	@cp tests/kmod/Kbuild tests/kmod/*.c build/modules/$(KVER)/kmod/

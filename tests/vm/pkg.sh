@@ -18,8 +18,16 @@ KVER=$(uname -r)
 VERSION=$(sed -n '1s/^sroce (\([^)-]*\).*/\1/p' "$REPO/debian/changelog")
 DEB=$REPO/build/deb/sroce-dkms_${VERSION}_all.deb
 
-# The loaded module's source checksum: which build was loaded.
+# The loaded module's source checksum (MODULE_VERSION makes modpost add
+# it): which build was loaded.
 loaded_srcversion() { cat /sys/module/sroce/srcversion; }
+# FILE|MODULE: its srcversion, never empty
+srcversion_of() {
+	local v
+	v=$(modinfo -F srcversion "$1")
+	[[ -n $v ]] || fail "$1 has no srcversion"
+	echo "$v"
+}
 
 pkg_setup() {
 	[[ -f $DEB ]] || fail "$DEB missing (make deb on the host)"
@@ -35,8 +43,9 @@ t_make_install() {
 	[[ $f == /lib/modules/$KVER/updates/sroce.ko ]] || fail "installed at $f, not in updates/"
 	ensure_link
 	mod_loaded || fail "rdma link add did not load sroce"
-	[[ $(loaded_srcversion) == "$(modinfo -F srcversion "$REPO/build/modules/$KVER/sroce.ko")" ]] ||
+	[[ $(loaded_srcversion) == "$(srcversion_of "$REPO/build/modules/$KVER/sroce.ko")" ]] ||
 		fail "the loaded module is not the one make install put there"
+	[[ $(cat /sys/module/sroce/version) == "$VERSION" ]] || fail "loaded version $(cat /sys/module/sroce/version), not $VERSION"
 	pingpong 4096 20
 	"$RDMA" link delete "$DEV"
 	"$MODPROBE" -r sroce
@@ -54,7 +63,7 @@ t_deb_install() {
 	f=$(modinfo -F filename sroce) || fail "modinfo finds no sroce after dpkg -i"
 	[[ $f == /lib/modules/$KVER/updates/dkms/sroce.ko* ]] || fail "module at $f, not DKMS's updates/dkms"
 	[[ $(modinfo -F vermagic sroce) == "$KVER "* ]] || fail "vermagic $(modinfo -F vermagic sroce) is not $KVER"
-	modinfo sroce | grep -E '^(filename|description|srcversion|vermagic):'
+	modinfo sroce | grep -E '^(filename|version|description|srcversion|vermagic):'
 }
 
 t_deb_traffic() {
@@ -62,9 +71,10 @@ t_deb_traffic() {
 	! mod_loaded || fail "sroce already loaded before rdma link add"
 	ensure_link
 	mod_loaded || fail "rdma link add did not autoload sroce"
-	[[ $(loaded_srcversion) == "$(modinfo -F srcversion sroce)" ]] || fail "the loaded module is not DKMS's"
+	[[ $(loaded_srcversion) == "$(srcversion_of sroce)" ]] || fail "the loaded module is not DKMS's"
+	[[ $(cat /sys/module/sroce/version) == "$VERSION" ]] || fail "loaded version $(cat /sys/module/sroce/version), not $VERSION"
 	# the same sources as make modules: the same checksum
-	[[ $(loaded_srcversion) == "$(modinfo -F srcversion "$REPO/build/modules/$KVER/sroce.ko")" ]] ||
+	[[ $(loaded_srcversion) == "$(srcversion_of "$REPO/build/modules/$KVER/sroce.ko")" ]] ||
 		fail "DKMS built other sources than the tree's"
 	s0=$(counter sent_pkts) r0=$(counter rcvd_pkts)
 	pingpong 4096 50
@@ -94,7 +104,7 @@ if grep -q "^FAIL ${SUITE_PREFIX}setup" "$RESULTS_TXT"; then
 	exit 1
 fi
 run_test make_install 600 t_make_install
-run_test deb_install 1200 t_deb_install
+run_test deb_install 2400 t_deb_install
 run_test deb_traffic 300 t_deb_traffic
 run_test deb_remove 600 t_deb_remove
 suite_end
