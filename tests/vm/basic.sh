@@ -526,7 +526,11 @@ t_netns() {
 		{ cat /tmp/ns-bw.txt /tmp/ns-bw-srv.txt; fail "ib_write_bw across namespaces failed"; }
 	wait "$spid" || true
 	grep -E '^ *65536 ' /tmp/ns-bw.txt
-	nonzero "$(perf_bw /tmp/ns-bw.txt)" || fail "ib_write_bw across namespaces reported no bandwidth"
+	# a 0 from perftest's failed clock fit (slow kernels) counts, as in perf(),
+	# only when every iteration ran
+	nonzero "$(perf_bw /tmp/ns-bw.txt)" ||
+		{ grep -q 'Correlation coefficient' /tmp/ns-bw.txt && [[ $(perf_iters /tmp/ns-bw.txt) == 200 ]]; } ||
+		fail "ib_write_bw across namespaces reported no bandwidth"
 	s1=$(dcount sna sent_pkts) l1=$(dcount sna loopback_pkts) i1=$(dcount snb rcvd_icrc_err)
 	info "sna sent_pkts +$((s1 - s0)), loopback_pkts +$((l1 - l0)); snb rcvd_icrc_err +$((i1 - i0))"
 	((s1 - s0 >= 150)) || fail "sna sent too few packets"

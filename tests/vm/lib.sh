@@ -191,7 +191,7 @@ run_test() {
 	local name=$1 tmo=$2 fn=$3 rc t0 t1 pid reason log end
 	shift 3
 	# VM_ONLY (ERE) narrows a suite to the named tests; setup and dmesg always run
-	if [[ -n ${VM_ONLY:-} && ! $name =~ ^(setup|dmesg)$ && ! $name =~ $VM_ONLY ]]; then
+	if [[ -n ${VM_ONLY:-} && ! $name =~ ^(setup|dmesg|kmemleak)$ && ! $name =~ $VM_ONLY ]]; then
 		return 0
 	fi
 	tmo=$((tmo * DBG_SCALE))
