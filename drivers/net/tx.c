@@ -179,9 +179,6 @@ static int sroce_send4(struct sroce_dev *sdev, const struct sroce_av *av,
 	struct iphdr *iph;
 	int err;
 
-	if (unlikely(!net_eq(net, sdev->net)))
-		goto moved;
-
 	if (!local) {
 		struct flowi4 fl = {
 			.flowi4_oif = sdev->ndev->ifindex,
@@ -228,10 +225,6 @@ static int sroce_send4(struct sroce_dev *sdev, const struct sroce_av *av,
 	/* net_xmit_eval() evaluates its argument twice: never pass a call */
 	err = ip_local_out(net, NULL, skb);
 	return net_xmit_eval(err);
-
-moved:	/* the netdev left: the device is being unregistered */
-	kfree_skb(skb);
-	return -ENETUNREACH;
 }
 
 static int sroce_send6(struct sroce_dev *sdev, const struct sroce_av *av,
@@ -247,11 +240,6 @@ static int sroce_send6(struct sroce_dev *sdev, const struct sroce_av *av,
 	if (!IS_ENABLED(CONFIG_IPV6) || !sock) {
 		kfree_skb(skb);
 		return -EAFNOSUPPORT;
-	}
-	if (unlikely(!net_eq(net, sdev->net))) {
-		/* the netdev left: the device is being unregistered */
-		kfree_skb(skb);
-		return -ENETUNREACH;
 	}
 	if (!local) {
 		struct flowi6 fl6 = {
@@ -309,6 +297,12 @@ int sroce_pkt_send(struct sroce_dev *sdev, const struct sroce_av *av,
 		if (!sroce_hdrs_parse(skb->data, skb->len, &h))
 			trace_sroce_pkt_tx(sdev, &h, skb->len);
 	}
+	if (unlikely(!net_eq(dev_net(sdev->ndev), sdev->net))) {
+		/* the netdev left: the device is being unregistered */
+		kfree_skb(skb);
+		err = -ENETUNREACH;
+		goto out;
+	}
 	/* engines run in process context: the route cache and xmit want BHs off */
 	local_bh_disable();
 	if (av->net_type == SROCE_NET_TYPE_IPV6)
@@ -316,6 +310,7 @@ int sroce_pkt_send(struct sroce_dev *sdev, const struct sroce_av *av,
 	else
 		err = sroce_send4(sdev, av, dc, sport, skb);
 	local_bh_enable();
+out:
 	if (err)
 		sroce_count(sdev, SROCE_CNT_TX_ERR);
 	else
