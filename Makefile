@@ -32,10 +32,14 @@ SRC_PARTS := Kbuild drivers include uapi
 SROCE_VERSION := $(shell sed -n '1s/^sroce (\([^)-]*\).*/\1/p' $(SROCE_ROOT)/debian/changelog)
 DESTDIR ?=
 
-.PHONY: all modules lint unit clean install uninstall dkms-install dkms-remove deb
+.PHONY: all print-version modules lint unit clean install uninstall dkms-install dkms-remove deb
 
 all:
-	$(MAKE) -C $(KDIR) M=$(SROCE_ROOT) W=1 modules
+	$(MAKE) -C $(KDIR) M=$(SROCE_ROOT) W=1 SROCE_VERSION=$(SROCE_VERSION) modules
+
+# for scripts and tests: the one place the version is read
+print-version:
+	@echo $(SROCE_VERSION)
 
 # Out-of-tree objects live next to their sources, so each kernel gets its own
 # copy of the sources to build in.

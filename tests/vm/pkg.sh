@@ -15,7 +15,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/basic.sh"
 
 KVER=$(uname -r)
-VERSION=$(sed -n '1s/^sroce (\([^)-]*\).*/\1/p' "$REPO/debian/changelog")
+VERSION=$(make -s --no-print-directory -C "$REPO" print-version)
 DEB=$REPO/build/deb/sroce-dkms_${VERSION}_all.deb
 
 # The loaded module's source checksum (MODULE_VERSION makes modpost add
