@@ -13,17 +13,35 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 OUT=$RESULTS/bench.txt
 
-# One client/server run on 127.0.0.1 of TOOL ARGS; prints perftest's number
-# of KIND (bench_value), nothing if it gave none.
+# One client/server run of TOOL ARGS; prints perftest's number of KIND
+# (bench_value), nothing if it gave none.  BENCH_WHERE: loop (server and
+# client on $DEV, 127.0.0.1) or netns (server on sna in $NSA, client on snb
+# in $NSB, across the veth pair: netns_up).
 bench_once() { # KIND TOOL ARGS...
-	local kind=$1 tool=$2 gidx port pre=()
+	local kind=$1 tool=$2 gidx port pre=() srv=() cli=() dst=127.0.0.1 devs
 	shift 2
-	gidx=$(roce_v2_gid_index) || { echo "no RoCE v2 GID on $DEV" >&2; return 1; }
 	port=$((18515 + RANDOM % 1000))
-	timeout 200 "$tool" -d "$DEV" -x "$gidx" -p "$port" -F "$@" >/tmp/b.srv 2>&1 &
-	wait_port "$port" 30 || { cat /tmp/b.srv >&2; return 1; }
+	if [[ $BENCH_WHERE == netns ]]; then
+		# each run_test is a subshell: netns_up's GA and GB are not here
+		if ! GA=$(ns_gid_index "$NSA" sna 10.77.0.1) || ! GB=$(ns_gid_index "$NSB" snb 10.77.0.2); then
+			echo "no RoCE v2 GIDs on sna/snb" >&2
+			return 1
+		fi
+		srv=("$IP" netns exec "$NSA" "$tool" -d sna -x "$GA")
+		cli=("$IP" netns exec "$NSB" "$tool" -d snb -x "$GB")
+		dst=10.77.0.1 devs="sna snb"
+	else
+		gidx=$(roce_v2_gid_index) || { echo "no RoCE v2 GID on $DEV" >&2; return 1; }
+		srv=("$tool" -d "$DEV" -x "$gidx") cli=("${srv[@]}") devs=$DEV
+	fi
+	timeout 200 "${srv[@]}" -p "$port" -F "$@" >/tmp/b.srv 2>&1 &
+	if [[ $BENCH_WHERE == netns ]]; then
+		wait_for 30 ns_listening "$NSA" "$port" || { cat /tmp/b.srv >&2; return 1; }
+	else
+		wait_port "$port" 30 || { cat /tmp/b.srv >&2; return 1; }
+	fi
 	[[ ${BENCH_PROFILE:-0} == 1 ]] && pre=(perf record -q -e cpu-clock -F 1999 -a -g -o /tmp/perf.data --)
-	"${pre[@]}" timeout 200 "$tool" -d "$DEV" -x "$gidx" -p "$port" -F "$@" 127.0.0.1 >/tmp/b.cli 2>&1
+	"${pre[@]}" timeout 200 "${cli[@]}" -p "$port" -F "$@" "$dst" >/tmp/b.cli 2>&1
 	if ((${#pre[@]})); then
 		perf report -i /tmp/perf.data --no-children --sort dso,sym --stdio --percent-limit 0.5 \
 			>"$RESULTS/profile-$BENCH_NAME.txt" 2>&1 || true
@@ -31,7 +49,7 @@ bench_once() { # KIND TOOL ARGS...
 	wait
 	cat /tmp/b.cli >&2
 	# the counters after each run: where a slow number's time went
-	"$RDMA" statistic show link "$DEV/1" >&2 2>/dev/null || true
+	for d in $devs; do "$RDMA" statistic show link "$d/1" >&2 2>/dev/null || true; done
 	bench_value "$kind" /tmp/b.cli
 }
 
@@ -63,12 +81,41 @@ memcpy_ceiling() {
 	echo "BENCH memcpy_64k $v MB/s" | tee -a "$OUT"
 }
 
+# The wire path inside one VM: two namespaces over a veth pair (UDP, IP,
+# a netdev and the ICRC, no QEMU link).  sroce only: rdma_rxe has no
+# namespace support on these kernels.  Its points are named netns_<point>.
+netns_bench_can_run() {
+	[[ $SROCE_DRV == sroce && ${BENCH_NETNS:-1} == 1 && -e /proc/self/ns/net ]] &&
+		{ "$MODPROBE" -q veth 2>/dev/null || [[ -d /sys/module/veth ]]; }
+}
+netns_bench_up() {
+	netns_up
+	# the same check as basic's netns test: this is not local delivery
+	dcount sna loopback_pkts >/tmp/netns-loop0
+}
+netns_bench_check() {
+	(($(dcount sna loopback_pkts) == $(cat /tmp/netns-loop0))) || fail "netns points went through local delivery"
+	(($(dcount snb rcvd_icrc_err) == 0)) || fail "ICRC errors across the veth pair"
+	(($(dcount sna rcvd_pkts) > 0 && $(dcount snb rcvd_pkts) > 0)) || fail "no packets crossed the veth pair"
+	netns_down
+}
+
 suite_begin "bench($SROCE_DRV)"
 run_test setup 300 setup
 run_test link 60 ensure_link
 run_test memcpy_64k 60 memcpy_ceiling
+BENCH_WHERE=loop
 for p in "${BENCH_POINTS[@]}"; do
 	# shellcheck disable=SC2086 # a point is words
 	run_test "${p%% *}" 300 bench $p
 done
+if netns_bench_can_run; then
+	BENCH_WHERE=netns
+	run_test netns_up 120 netns_bench_up
+	for p in "${BENCH_POINTS[@]}"; do
+		# shellcheck disable=SC2086 # a point is words
+		run_test "netns_${p%% *}" 300 bench netns_$p
+	done
+	run_test netns_check 120 netns_bench_check
+fi
 suite_end
