@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The ib_device: creation on `rdma link add`, attributes, port state that
- * follows the netdev, counters, and teardown.
+ * follows the netdev, and teardown.
  */
 #include <linux/module.h>
 #include <linux/netdevice.h>
@@ -169,65 +169,6 @@ static int sroce_modify_port(struct ib_device *ibdev, u32 port, int mask,
 	return 0;
 }
 
-static const struct rdma_stat_desc sroce_counter_desc[SROCE_NUM_COUNTERS] = {
-	[SROCE_CNT_TX_PKTS].name = "sent_pkts",
-	[SROCE_CNT_RX_PKTS].name = "rcvd_pkts",
-	[SROCE_CNT_RX_DROP_MALFORMED].name = "rcvd_malformed",
-	[SROCE_CNT_RX_DROP_ICRC].name = "rcvd_icrc_err",
-	[SROCE_CNT_RX_DROP_NO_QP].name = "rcvd_no_qp",
-	[SROCE_CNT_RX_DROP_QP_STATE].name = "rcvd_qp_state_drop",
-	[SROCE_CNT_RX_DROP_PKEY].name = "rcvd_pkey_mismatch",
-	[SROCE_CNT_RX_DROP_OPCODE].name = "rcvd_bad_opcode",
-	[SROCE_CNT_RX_DUP_REQ].name = "duplicate_request",
-	[SROCE_CNT_RX_OOS_REQ].name = "out_of_seq_request",
-	[SROCE_CNT_RX_OOS_RESP].name = "out_of_seq_response",
-	[SROCE_CNT_TX_NAK_SEQ].name = "send_nak_seq_err",
-	[SROCE_CNT_TX_RNR_NAK].name = "send_rnr_nak",
-	[SROCE_CNT_TX_NAK_OTHER].name = "send_nak_other",
-	[SROCE_CNT_RETRANS_TIMEOUT].name = "retry_timeout",
-	[SROCE_CNT_RETRANS_NAK].name = "retry_nak",
-	[SROCE_CNT_RNR_RETRY].name = "rnr_retry",
-	[SROCE_CNT_CQ_OVERFLOW].name = "cq_overflow",
-	[SROCE_CNT_LOOPBACK].name = "loopback_pkts",
-	[SROCE_CNT_TX_ERR].name = "send_err",
-	[SROCE_CNT_RX_DROP_QKEY].name = "rcvd_qkey_mismatch",
-	[SROCE_CNT_RX_DROP_NO_RWQE].name = "rcvd_no_recv_wqe",
-	[SROCE_CNT_RX_DROP_PEER].name = "rcvd_not_from_peer",
-	[SROCE_CNT_RX_DROP_BACKLOG].name = "rcvd_backlog_drop",
-	[SROCE_CNT_RX_STALE_ACK].name = "rcvd_stale_ack",
-	[SROCE_CNT_TX_STALL].name = "send_stall",
-	[SROCE_CNT_TX_READ_RESP_START].name = "read_resp_start",
-	[SROCE_CNT_RX_READ_AHEAD].name = "rcvd_read_ahead",
-	[SROCE_CNT_RX_DROP_LENGTH].name = "rcvd_ud_too_long",
-	[SROCE_CNT_RX_DROP_UC_MSG].name = "rcvd_uc_msg_drop",
-	[SROCE_CNT_ENGINE_BUSY].name = "engine_busy",
-	[SROCE_CNT_WORKER_PASS].name = "worker_passes",
-};
-
-static struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
-							u32 port)
-{
-	return rdma_alloc_hw_stats_struct(sroce_counter_desc,
-					  SROCE_NUM_COUNTERS,
-					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
-}
-
-static int sroce_get_hw_stats(struct ib_device *ibdev,
-			      struct rdma_hw_stats *stats, u32 port, int index)
-{
-	struct sroce_dev *sdev = to_sdev(ibdev);
-	int cpu, i;
-
-	memset(stats->value, 0, SROCE_NUM_COUNTERS * sizeof(stats->value[0]));
-	for_each_possible_cpu(cpu) {
-		const struct sroce_counters *c = per_cpu_ptr(sdev->cnt, cpu);
-
-		for (i = 0; i < SROCE_NUM_COUNTERS; i++)
-			stats->value[i] += READ_ONCE(c->v[i]);
-	}
-	return SROCE_NUM_COUNTERS;
-}
-
 static void sroce_get_dev_fw_str(struct ib_device *ibdev, char *str)
 {
 	snprintf(str, IB_FW_VERSION_NAME_MAX, "sroce-1.0");
@@ -250,7 +191,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&sdev->mr_xa);
 	xa_destroy(&sdev->mw_xa);
 	xa_destroy(&sdev->ah_xa);
-	free_percpu(sdev->cnt);
+	sroce_stats_fini(sdev);
 	dev_put(sdev->ndev);
 	sroce_net_put(sdev->net);
 }
@@ -267,8 +208,6 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.get_link_layer = sroce_get_link_layer,
 	.modify_device = sroce_modify_device,
 	.modify_port = sroce_modify_port,
-	.alloc_hw_port_stats = sroce_alloc_hw_port_stats,
-	.get_hw_stats = sroce_get_hw_stats,
 	.get_dev_fw_str = sroce_get_dev_fw_str,
 	.dealloc_driver = sroce_dealloc_driver,
 };
@@ -331,8 +270,7 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 		goto out_count;
 	ibdev = &sdev->ib_dev;
 	sdev->net = net;
-	sdev->cnt = alloc_percpu(struct sroce_counters);
-	if (!sdev->cnt) {
+	if (sroce_stats_init(sdev)) {
 		ib_dealloc_device(ibdev);
 		goto out_count;
 	}
@@ -367,6 +305,7 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(ibdev, &sroce_dev_ops);
 	ib_set_device_ops(ibdev, &sroce_verbs_ops);
+	ib_set_device_ops(ibdev, &sroce_stats_ops);
 	/*
 	 * With `rdma system set netns exclusive` a device is seen only in its
 	 * namespace: put it in its netdev's, where `rdma link add` ran.  The

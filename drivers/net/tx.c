@@ -97,7 +97,7 @@ bool sroce_tx_room(struct sroce_qp *qp)
 		sroce_tx_wake(sdev, qp);
 		return true;
 	}
-	sroce_count(sdev, SROCE_CNT_TX_STALL);
+	sroce_qp_count(qp, SROCE_CNT_TX_STALL);
 	return false;
 }
 
@@ -159,7 +159,7 @@ static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
 	/* every packet we send is charged to its QP (sroce_pkt_alloc) */
 	struct sroce_qp *from = skb_shinfo(skb)->destructor_arg;
 
-	sroce_count(sdev, SROCE_CNT_LOOPBACK);
+	sroce_qp_count(from, SROCE_CNT_LOOPBACK);
 	/* Uncharge it: a peer that holds it in its (bounded) queue must not
 	 * stop us, or two QPs waiting on each other's room would deadlock.
 	 */
@@ -288,6 +288,8 @@ static int sroce_send6(struct sroce_dev *sdev, const struct sroce_av *av,
 int sroce_pkt_send(struct sroce_dev *sdev, const struct sroce_av *av,
 		   struct dst_cache *dc, u16 sport, struct sk_buff *skb)
 {
+	/* every packet we send is charged to its QP (sroce_pkt_alloc) */
+	struct sroce_qp *qp = skb_shinfo(skb)->destructor_arg;
 	int err;
 
 	if (trace_sroce_pkt_tx_enabled()) {
@@ -311,9 +313,6 @@ int sroce_pkt_send(struct sroce_dev *sdev, const struct sroce_av *av,
 		err = sroce_send4(sdev, av, dc, sport, skb);
 	local_bh_enable();
 out:
-	if (err)
-		sroce_count(sdev, SROCE_CNT_TX_ERR);
-	else
-		sroce_count(sdev, SROCE_CNT_TX_PKTS);
+	sroce_qp_count(qp, err ? SROCE_CNT_TX_ERR : SROCE_CNT_TX_PKTS);
 	return err;
 }

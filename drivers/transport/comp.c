@@ -230,7 +230,7 @@ static bool sroce_comp_fail_open(struct sroce_qp *qp, u32 psn,
 
 	wqe = sroce_comp_first_open(qp, &idx);
 	if (!wqe || !sroce_psn_in_window(psn, wqe->first_psn, wqe->npkts)) {
-		sroce_count(qp->sdev, SROCE_CNT_RX_STALE_ACK);
+		sroce_qp_count(qp, SROCE_CNT_RX_STALE_ACK);
 		return false;
 	}
 	wqe->state = SROCE_WQE_DONE;
@@ -257,10 +257,10 @@ static bool sroce_comp_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		progress = sroce_comp_ack_through(qp, prev, retry);
 		/* nothing was resent since the last one: this is a copy */
 		if (qp->req.rnr_wait && psn == qp->comp.psn) {
-			sroce_count(qp->sdev, SROCE_CNT_RX_STALE_ACK);
+			sroce_qp_count(qp, SROCE_CNT_RX_STALE_ACK);
 			return progress;
 		}
-		sroce_count(qp->sdev, SROCE_CNT_RNR_RETRY);
+		sroce_qp_count(qp, SROCE_CNT_RNR_RETRY);
 		qp->stats.rnr_retry++;
 		if (!qp->req.rnr_retry)
 			return sroce_comp_fail_open(qp, psn,
@@ -332,7 +332,7 @@ static bool sroce_comp_read_ahead(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	if (sroce_comp_read_place(qp, wqe, pkt, off, len))
 		return false;	/* the in-order copy will fail the WQE */
 	__set_bit(idx, c->ooo);
-	sroce_count(qp->sdev, SROCE_CNT_RX_READ_AHEAD);
+	sroce_qp_count(qp, SROCE_CNT_RX_READ_AHEAD);
 	/* the last response is here and the hole is not: ask for it now */
 	if (psn == wqe->last_psn)
 		*retry = true;
@@ -417,7 +417,7 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	}
 	return true;
 drop:
-	sroce_count(qp->sdev, SROCE_CNT_RX_OOS_RESP);
+	sroce_qp_count(qp, SROCE_CNT_RX_OOS_RESP);
 	return progress;
 }
 
@@ -434,7 +434,7 @@ static bool sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	if (!wqe || wqe->first_psn != psn ||
 	    (wqe->opcode != IB_WR_ATOMIC_CMP_AND_SWP &&
 	     wqe->opcode != IB_WR_ATOMIC_FETCH_AND_ADD)) {
-		sroce_count(qp->sdev, SROCE_CNT_RX_OOS_RESP);
+		sroce_qp_count(qp, SROCE_CNT_RX_OOS_RESP);
 		return progress;
 	}
 	/* the original value lands in host order in the local 8 bytes */
@@ -492,7 +492,7 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 	sroce_assert_engine(qp);
 	if (qp->type != IB_QPT_RC ||
 	    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)) {
-		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_QP_STATE);
+		sroce_qp_count(qp, SROCE_CNT_RX_DROP_QP_STATE);
 		return;
 	}
 	if (mask & SROCE_M_READ) {
@@ -517,7 +517,7 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 		!time_after(jiffies, qp->comp.progress_at +
 			    msecs_to_jiffies(SROCE_ALIVE_MAX_MS));
 	if (!ok) {
-		sroce_count(qp->sdev, SROCE_CNT_RX_STALE_ACK);
+		sroce_qp_count(qp, SROCE_CNT_RX_STALE_ACK);
 		if (alive)
 			sroce_req_timer_update(qp, true);
 		return;
@@ -563,11 +563,11 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 	 */
 	if (retry) {
 		if (qp->comp.rewound && qp->comp.rewound_psn == qp->comp.psn) {
-			sroce_count(qp->sdev, SROCE_CNT_RX_STALE_ACK);
+			sroce_qp_count(qp, SROCE_CNT_RX_STALE_ACK);
 		} else {
 			sroce_qp_dbg(qp, "go back to %#x (opcode %u psn %#x)\n",
 				     qp->comp.psn, pkt->h.bth.opcode, psn);
-			sroce_count(qp->sdev, SROCE_CNT_RETRANS_NAK);
+			sroce_qp_count(qp, SROCE_CNT_RETRANS_NAK);
 			qp->stats.retry_nak++;
 			trace_sroce_retrans(qp, qp->comp.psn, true);
 			qp->comp.rewound = true;

@@ -138,7 +138,7 @@ static void sroce_rxq_drop(struct sroce_qp *qp)
 
 	while (n-- && ((skb = skb_dequeue(&qp->req_rxq)) ||
 		       (skb = skb_dequeue(&qp->resp_rxq)))) {
-		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_QP_STATE);
+		sroce_qp_count(qp, SROCE_CNT_RX_DROP_QP_STATE);
 		kfree_skb(skb);
 	}
 }
@@ -153,14 +153,14 @@ static bool sroce_engine_rx(struct sroce_qp *qp, struct sk_buff *skb,
 	struct sroce_pkt pkt;
 
 	if (sroce_pkt_init(&pkt, qp, skb)) {
-		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_MALFORMED);
+		sroce_qp_count(qp, SROCE_CNT_RX_DROP_MALFORMED);
 		goto done;
 	}
 	/* a connected QP talks to one peer: anything else is spoofed */
 	if (qp->type == IB_QPT_RC || qp->type == IB_QPT_UC) {
 		if (!qp->av_valid || memcmp(&pkt.sgid, &qp->av.dgid,
 					    sizeof(pkt.sgid))) {
-			sroce_count(qp->sdev, SROCE_CNT_RX_DROP_PEER);
+			sroce_qp_count(qp, SROCE_CNT_RX_DROP_PEER);
 			goto done;
 		}
 	}
@@ -354,7 +354,7 @@ static bool sroce_engine_trylock(struct sroce_qp *qp)
 	smp_mb__after_atomic();		/* pairs with the holder's smp_mb() */
 	if (mutex_trylock(&qp->eng_lock))
 		return true;
-	sroce_count(qp->sdev, SROCE_CNT_ENGINE_BUSY);
+	sroce_qp_count(qp, SROCE_CNT_ENGINE_BUSY);
 	return false;
 }
 
@@ -460,7 +460,7 @@ static void sroce_engine_work(struct work_struct *work)
 {
 	struct sroce_qp *qp = container_of(work, struct sroce_qp, work);
 
-	sroce_count(qp->sdev, SROCE_CNT_WORKER_PASS);
+	sroce_qp_count(qp, SROCE_CNT_WORKER_PASS);
 	mutex_lock(&qp->eng_lock);
 	sroce_engine_chain(sroce_engine_run(qp), false);
 }

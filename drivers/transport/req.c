@@ -572,7 +572,7 @@ void sroce_req_retrans_expired(struct sroce_qp *qp)
 	if ((qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
 	    qp->req.rnr_wait || !sroce_req_outstanding(qp))
 		return;
-	sroce_count(qp->sdev, SROCE_CNT_RETRANS_TIMEOUT);
+	sroce_qp_count(qp, SROCE_CNT_RETRANS_TIMEOUT);
 	qp->stats.retry_timeout++;
 	trace_sroce_retrans(qp, qp->comp.psn, false);
 	sroce_qp_dbg(qp, "ACK timeout at %#x (next %#x, max %#x), %u retries left\n",

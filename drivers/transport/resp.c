@@ -105,7 +105,7 @@ static void sroce_resp_nak(struct sroce_qp *qp, u32 psn, u8 code)
 	if (qp->type != IB_QPT_RC)
 		return;
 	sroce_resp_ack_flush(qp);
-	sroce_count(qp->sdev, code == SROCE_NAK_PSN_SEQ_ERR ?
+	sroce_qp_count(qp, code == SROCE_NAK_PSN_SEQ_ERR ?
 			      SROCE_CNT_TX_NAK_SEQ : SROCE_CNT_TX_NAK_OTHER);
 	qp->stats.nak_seq_sent += code == SROCE_NAK_PSN_SEQ_ERR;
 	if (code != SROCE_NAK_PSN_SEQ_ERR)
@@ -127,7 +127,7 @@ static void sroce_resp_err(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	struct sroce_resp_state *r = &qp->resp;
 
 	if (qp->type == IB_QPT_UC && !local) {
-		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_UC_MSG);
+		sroce_qp_count(qp, SROCE_CNT_RX_DROP_UC_MSG);
 		sroce_resp_msg_reset(r);
 		return;
 	}
@@ -196,13 +196,13 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt,
 
 	if (pkt->h.deth.qkey != qp->qkey) {
 		/* C10-14: silent drop */
-		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_QKEY);
+		sroce_qp_count(qp, SROCE_CNT_RX_DROP_QKEY);
 		return;
 	}
 	err = sroce_resp_get_rwqe(qp);
 	if (err == -ENOENT) {
 		/* UD has no RNR: a datagram without a receive WQE is lost */
-		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_NO_RWQE);
+		sroce_qp_count(qp, SROCE_CNT_RX_DROP_NO_RWQE);
 		return;
 	}
 	if (err) {
@@ -215,7 +215,7 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		 * and the WQE waits for the next one.  Failing the QP would let
 		 * one packet to QP1 end rdma_cm on the device.
 		 */
-		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_LENGTH);
+		sroce_qp_count(qp, SROCE_CNT_RX_DROP_LENGTH);
 		return;
 	}
 	wc.status = IB_WC_SUCCESS;
@@ -359,7 +359,7 @@ static void sroce_resp_read_arm(struct sroce_qp *qp, struct sroce_rd_res *res,
 {
 	struct sroce_resp_state *r = &qp->resp;
 
-	sroce_count(qp->sdev, SROCE_CNT_TX_READ_RESP_START);
+	sroce_qp_count(qp, SROCE_CNT_TX_READ_RESP_START);
 	/* the coalesced ACK covers older requests: it goes first */
 	sroce_resp_ack_flush(qp);
 	res->pending = true;
@@ -807,7 +807,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	u32 psn = pkt->h.bth.psn;
 	struct sroce_rd_res *res;
 
-	sroce_count(qp->sdev, SROCE_CNT_RX_DUP_REQ);
+	sroce_qp_count(qp, SROCE_CNT_RX_DUP_REQ);
 	if (pkt->h.info->mask & (SROCE_M_FLUSH | SROCE_M_ATOMIC_WRITE)) {
 		res = sroce_res_find(qp, psn);
 		if (res && res->opcode == pkt->h.bth.opcode)
@@ -887,7 +887,7 @@ bool sroce_resp_rcv(struct sroce_pkt *pkt)
 
 	sroce_assert_engine(qp);
 	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR) {
-		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_QP_STATE);
+		sroce_qp_count(qp, SROCE_CNT_RX_DROP_QP_STATE);
 		goto unlock;
 	}
 	if (sroce_qp_is_ud(qp)) {
@@ -905,7 +905,7 @@ bool sroce_resp_rcv(struct sroce_pkt *pkt)
 	if (rc && !sroce_resp_may_start(qp, diff ? 0 : mask))
 		return false;
 	if (diff != 0) {
-		sroce_count(qp->sdev, SROCE_CNT_RX_OOS_REQ);
+		sroce_qp_count(qp, SROCE_CNT_RX_OOS_REQ);
 		if (rc) {
 			if (!r->nak_seq_sent) {
 				sroce_qp_dbg(qp, "request %#x (opcode %u), expected %#x: NAK\n",
@@ -950,7 +950,7 @@ bool sroce_resp_rcv(struct sroce_pkt *pkt)
 
 	if (rnr) {
 		if (rc) {
-			sroce_count(qp->sdev, SROCE_CNT_TX_RNR_NAK);
+			sroce_qp_count(qp, SROCE_CNT_TX_RNR_NAK);
 			qp->stats.rnr_nak_sent++;
 			sroce_qp_dbg(qp, "no receive WQE for psn %#x: RNR NAK\n",
 				     psn);

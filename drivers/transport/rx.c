@@ -91,7 +91,7 @@ static void sroce_rx_enqueue(struct sroce_qp *qp, struct sk_buff *skb,
 	struct sk_buff_head *q = req ? &qp->req_rxq : &qp->resp_rxq;
 
 	if (unlikely(skb_queue_len(q) >= sroce_rxq_cap(qp))) {
-		sroce_count(qp->sdev, SROCE_CNT_RX_DROP_BACKLOG);
+		sroce_qp_count(qp, SROCE_CNT_RX_DROP_BACKLOG);
 		kfree_skb(skb);
 		return;
 	}
@@ -187,7 +187,6 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 	struct sroce_qp *qp;
 	int err;
 
-	sroce_count(sdev, SROCE_CNT_RX_PKTS);
 	hlen = min_t(u32, len, SROCE_MAX_HDR_BYTES);
 	if (len < SROCE_BTH_BYTES + SROCE_ICRC_BYTES || !pskb_may_pull(skb, hlen)) {
 		sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED);
@@ -212,6 +211,7 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 		goto drop;
 	}
 	if (h.bth.dqpn == SROCE_MCAST_QPN) {
+		sroce_count(sdev, SROCE_CNT_RX_PKTS);
 		sroce_pkt_gids(skb, &sgid, &dgid);
 		sroce_rcv_mcast(sdev, skb, &dgid, h.info->mask, from);
 		return;
@@ -232,10 +232,13 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 		sroce_qp_put(qp);
 		goto drop;
 	}
+	/* counted once: on its QP (which may be bound to a counter) or here */
+	sroce_qp_count(qp, SROCE_CNT_RX_PKTS);
 	sroce_rx_enqueue(qp, skb, h.info->mask & SROCE_M_REQ, from);
 	sroce_qp_put(qp);
 	return;
 drop:
+	sroce_count(sdev, SROCE_CNT_RX_PKTS);
 	kfree_skb(skb);
 }
 

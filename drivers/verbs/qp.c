@@ -148,6 +148,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 
 	qp->sdev = sdev;
+	RCU_INIT_POINTER(qp->cnt, &sdev->cnt);
 	qp->user = !!udata;
 	if (udata)
 		qp->owner = current_euid();

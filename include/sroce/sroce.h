@@ -115,6 +115,15 @@ struct sroce_counters {
 	u64			v[SROCE_NUM_COUNTERS];
 };
 
+/*
+ * Where counts go: the device's set, or the set of the rdma_counter a QP
+ * is bound to (`rdma statistic qp`), whose counts the core adds to the
+ * link's.  Per CPU: a packet counted on two CPUs must not bounce a line.
+ */
+struct sroce_counter_set {
+	struct sroce_counters __percpu *pc;
+};
+
 struct sroce_dev {
 	struct ib_device	ib_dev;
 	struct net_device	*ndev;		/* bound netdev; a reference is held */
@@ -150,8 +159,8 @@ struct sroce_dev {
 	spinlock_t		stall_lock;
 	struct list_head	stalled;	/* QPs waiting for skb_out to drop */
 
-	/* per CPU: a packet counted on two CPUs must not bounce a line */
-	struct sroce_counters __percpu *cnt;
+	struct sroce_counter_set cnt;		/* what no bound QP counted */
+	struct xarray		counter_xa;	/* rdma_counter id -> set */
 };
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
@@ -161,7 +170,7 @@ static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
 
 static inline void sroce_count(struct sroce_dev *sdev, enum sroce_counter c)
 {
-	this_cpu_inc(sdev->cnt->v[c]);
+	this_cpu_inc(sdev->cnt.pc->v[c]);
 }
 
 struct sroce_ucontext {
@@ -629,11 +638,20 @@ struct sroce_qp {
 		u32		rnr_nak_sent;
 		u32		nak_seq_sent;
 	} stats;
+	/* &sdev->cnt, or its rdma_counter's set while bound (stats.c) */
+	struct sroce_counter_set __rcu *cnt;
 };
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *qp)
 {
 	return container_of(qp, struct sroce_qp, ibqp);
+}
+
+static inline void sroce_qp_count(struct sroce_qp *qp, enum sroce_counter c)
+{
+	rcu_read_lock();
+	this_cpu_inc(rcu_dereference(qp->cnt)->pc->v[c]);
+	rcu_read_unlock();
 }
 
 /* Dynamic debug (`module sroce +p`), rate-limited, prefixed by the device. */
@@ -680,6 +698,9 @@ enum ib_mtu sroce_mtu_from_netdev(unsigned int mtu);
 
 /* drivers/verbs */
 extern const struct ib_device_ops sroce_verbs_ops;
+extern const struct ib_device_ops sroce_stats_ops;
+int sroce_stats_init(struct sroce_dev *sdev);
+void sroce_stats_fini(struct sroce_dev *sdev);
 int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 void sroce_mmap_free(struct rdma_user_mmap_entry *re);
 int sroce_queue_init(struct sroce_dev *sdev, struct sroce_queue *q,

@@ -27,6 +27,8 @@
  *                 (rnr_retry_exc | retry_exc | any) within -W SECS (default
  *                 60), every other WQE flushed; then exit 0
  *     -K          client: the server exits right after QP setup (peer vanishes)
+ *     -H SECS     after the OK line, print "rc_verify: HOLD qpn=<n>" and keep
+ *                 the QP for SECS seconds before exiting (per-QP counters)
  *     -v          verbose
  *
  * Build: gcc -O2 -Wall -Wextra -o build/traffic/rc_verify tests/traffic/rc_verify.c -libverbs
@@ -146,7 +148,7 @@ static int rounds = 1, depth = 16;
 static int tmo = 120;
 static int mtu_opt;
 static int ack_timeout = 14, retry_cnt = 7, rnr_retry = 7, min_rnr = 12;
-static int late_ms, no_post, kill_peer, verbose;
+static int late_ms, no_post, kill_peer, verbose, hold_secs;
 static int expect = -1; /* -1: no -E; else wanted status, or -2 for "any" */
 static int expect_secs = 60;
 static int given_S, given_o, given_n, given_q; /* server: explicit plan options */
@@ -271,7 +273,8 @@ static void usage(void)
 		"  OPS from send,write,writeimm,read,cas,faa,awrite,flush\n"
 		"  -T ACK_TIMEOUT -r RETRY_CNT -R RNR_RETRY -M MIN_RNR_TIMER\n"
 		"  server: -L MS (post receives late)  -N (never post receives)\n"
-		"  client: -E rnr_retry_exc|retry_exc|any [-W SECS]  -K (server vanishes)  -v\n");
+		"  client: -E rnr_retry_exc|retry_exc|any [-W SECS]  -K (server vanishes)  -v\n"
+		"  -H SECS (keep the QP that long after OK)\n");
 	exit(2);
 }
 
@@ -1918,7 +1921,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	nsizes = parse_sizes("1,2,63,64,1000,1024,1025,4096,65536,65537,262147,1048576,4194304", sizes);
 	nops = parse_ops("send,write,writeimm,read,cas,faa", ops);
-	while ((c = getopt(argc, argv, "sc:d:x:p:S:o:n:q:t:m:T:r:R:M:L:NE:W:Kvh")) != -1) {
+	while ((c = getopt(argc, argv, "sc:d:x:p:S:o:n:q:t:m:T:r:R:M:L:NE:W:KH:vh")) != -1) {
 		switch (c) {
 		case 's': is_server = 1; break;
 		case 'c': server_ip = optarg; break;
@@ -1949,6 +1952,7 @@ int main(int argc, char **argv)
 			break;
 		case 'W': expect_secs = atoi(optarg); break;
 		case 'K': kill_peer = 1; break;
+		case 'H': hold_secs = atoi(optarg); break;
 		case 'v': verbose = 1; break;
 		default: usage();
 		}
@@ -1956,7 +1960,7 @@ int main(int argc, char **argv)
 	if (optind != argc || is_server == !!server_ip || rounds < 1 || depth < 1 || depth > 4096 ||
 	    tmo < 1 || expect_secs < 1 || ack_timeout < 0 || ack_timeout > 31 || retry_cnt < 0 ||
 	    retry_cnt > 7 || rnr_retry < 0 || rnr_retry > 7 || min_rnr < 0 || min_rnr > 31 ||
-	    late_ms < 0 || tcp_port < 1 || tcp_port > 65535)
+	    late_ms < 0 || tcp_port < 1 || tcp_port > 65535 || hold_secs < 0)
 		usage();
 	if (is_server && expect != -1)
 		usage(); /* -E is the client's */
@@ -1973,6 +1977,11 @@ int main(int argc, char **argv)
 			client_skip(why);
 		create_resources();
 		run_client();
+	}
+	if (hold_secs) {
+		printf("rc_verify: HOLD qpn=%u\n", qp->qp_num);
+		fflush(stdout);
+		sleep(hold_secs);
 	}
 	return 0;
 }

@@ -597,6 +597,120 @@ t_netns_exclusive() {
 # completion by completion inside the module; it prints one line per case.
 # A case the device or kernel cannot run prints SKIP instead of PASS.
 KVERBS_CASES=11
+# --- per-QP counters (rdma statistic qp) ---------------------------------
+# A QP bound to an rdma_counter counts there only; the core adds the
+# counters, and those of counters gone, to the link's.  So the link moves
+# exactly as much as the counters show, and keeps it when they go.
+# One record per counter: CNTN LQPNS(comma list) SENT RCVD
+qpc_records() {
+	"$RDMA" statistic qp show link "$DEV/1" | awk '
+		$1 == "link" {
+			for (i = 2; i < NF; i++) {
+				if ($i == "cntn") c = $(i + 1)
+				if ($i == "sent_pkts") s = $(i + 1)
+				if ($i == "rcvd_pkts") r = $(i + 1)
+			}
+		}
+		$1 == "LQPN:" { q = $2; gsub(/[<>]/, "", q); print c, q, s, r }'
+}
+# A loopback rc_verify pair that keeps its QPs (rc_verify -H) after the
+# traffic: QPC_SQ/QPC_CQ their QPNs, QPC_PIDS the processes.
+qpc_pair() {
+	local gidx
+	gidx=$(roce_v2_gid_index)
+	next_port
+	"$RCV" -s -d "$DEV" -x "$gidx" -p "$_port" -H 120 >/tmp/qpc-srv.txt 2>&1 &
+	QPC_PIDS=$!
+	wait_port "$_port" 30 || { cat /tmp/qpc-srv.txt; fail "rc_verify server did not listen"; }
+	"$RCV" -c 127.0.0.1 -d "$DEV" -x "$gidx" -p "$_port" -o send,write,read -S 1,4096,65536 \
+		-H 120 >/tmp/qpc-cli.txt 2>&1 &
+	QPC_PIDS="$QPC_PIDS $!"
+	wait_for 120 grep -q '^rc_verify: HOLD' /tmp/qpc-cli.txt ||
+		{ cat /tmp/qpc-cli.txt; fail "rc_verify client did not finish its traffic"; }
+	wait_for 30 grep -q '^rc_verify: HOLD' /tmp/qpc-srv.txt ||
+		{ cat /tmp/qpc-srv.txt; fail "rc_verify server did not finish its traffic"; }
+	QPC_SQ=$(sed -n 's/^rc_verify: HOLD qpn=//p' /tmp/qpc-srv.txt)
+	QPC_CQ=$(sed -n 's/^rc_verify: HOLD qpn=//p' /tmp/qpc-cli.txt)
+	info "rc_verify done, QPs $QPC_SQ (server) and $QPC_CQ (client) kept"
+}
+qpc_end() { # the QPs go: the core unbinds them and frees the counters
+	local p
+	for p in $QPC_PIDS; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	QPC_PIDS=
+}
+_qpc_cleanup() {
+	# shellcheck disable=SC2086
+	kill ${QPC_PIDS:-} 2>/dev/null || true
+	"$RDMA" statistic qp set link "$DEV/1" auto off 2>/dev/null || true
+}
+t_qp_counters() {
+	[[ $SROCE_DRV == sroce ]] || skip "sroce's counters"
+	local s0 r0 recs n cntn lq sent rcvd ss rs s1 r1
+	ensure_link
+	rcv_bin
+	trap _qpc_cleanup EXIT
+
+	# auto type: both RC QPs into one counter
+	"$RDMA" statistic qp set link "$DEV/1" auto type on || fail "rdma statistic qp set ... auto type on"
+	"$RDMA" statistic qp mode link "$DEV/1" | grep -q 'auto type on' || fail "auto mode not shown"
+	s0=$(counter sent_pkts) r0=$(counter rcvd_pkts)
+	qpc_pair
+	"$RDMA" statistic qp show link "$DEV/1"
+	recs=$(qpc_records)
+	echo "$recs"
+	[[ $(wc -l <<<"$recs") == 1 ]] || fail "want one RC counter, got: $recs"
+	read -r cntn lq sent rcvd <<<"$recs"
+	[[ ",$lq," == *",$QPC_SQ,"* && ",$lq," == *",$QPC_CQ,"* ]] ||
+		fail "counter $cntn holds QPs <$lq>, want $QPC_SQ and $QPC_CQ"
+	((sent > 0 && rcvd > 0)) || fail "counter $cntn did not count: sent $sent rcvd $rcvd"
+	# the link is exactly the counter: nothing counted twice or missed
+	s1=$(counter sent_pkts) r1=$(counter rcvd_pkts)
+	info "counter $cntn: sent $sent rcvd $rcvd; link moved sent +$((s1 - s0)) rcvd +$((r1 - r0))"
+	((s1 - s0 == sent && r1 - r0 == rcvd)) || fail "link moved +$((s1 - s0))/+$((r1 - r0)), counter $sent/$rcvd"
+	qpc_end
+	[[ -z $(qpc_records) ]] || fail "counters left after the QPs went: $(qpc_records)"
+	(($(counter sent_pkts) == s1 && $(counter rcvd_pkts) == r1)) ||
+		fail "link lost or gained counts when the counter went: $(counter sent_pkts)/$(counter rcvd_pkts), was $s1/$r1"
+
+	# auto pid: one counter per process, so one per QP here
+	"$RDMA" statistic qp set link "$DEV/1" auto pid on || fail "rdma statistic qp set ... auto pid on"
+	s0=$(counter sent_pkts) r0=$(counter rcvd_pkts)
+	qpc_pair
+	recs=$(qpc_records)
+	echo "$recs"
+	[[ $(wc -l <<<"$recs") == 2 ]] || fail "want two counters (one per process), got: $recs"
+	ss=0 rs=0
+	while read -r cntn lq sent rcvd; do
+		[[ $lq == "$QPC_SQ" || $lq == "$QPC_CQ" ]] || fail "counter $cntn holds <$lq>, want one of our QPs"
+		((sent > 0 && rcvd > 0)) || fail "counter $cntn (QP $lq) did not count"
+		ss=$((ss + sent)) rs=$((rs + rcvd))
+	done <<<"$recs"
+	# loopback: what one QP sent, the other received
+	n=$(awk '{ print $3 }' <<<"$recs" | paste -sd' ')
+	info "per-QP sent_pkts: $n"
+	s1=$(counter sent_pkts) r1=$(counter rcvd_pkts)
+	((s1 - s0 == ss && r1 - r0 == rs)) || fail "link moved +$((s1 - s0))/+$((r1 - r0)), counters $ss/$rs"
+	((ss == rs)) || fail "loopback: the QPs sent $ss and received $rs"
+
+	# manual: auto off, bind the server's idle QP to a new counter, unbind it
+	"$RDMA" statistic qp set link "$DEV/1" auto off || fail "auto off"
+	qpc_end
+	qpc_pair
+	[[ -z $(qpc_records) ]] || fail "auto off, yet counters: $(qpc_records)"
+	"$RDMA" statistic qp bind link "$DEV/1" lqpn "$QPC_SQ" || fail "rdma statistic qp bind lqpn $QPC_SQ"
+	recs=$(qpc_records)
+	echo "$recs"
+	read -r cntn lq sent rcvd <<<"$recs"
+	[[ $lq == "$QPC_SQ" && $sent == 0 ]] || fail "manual counter: $recs (want QP $QPC_SQ, nothing counted)"
+	"$RDMA" statistic qp unbind link "$DEV/1" cntn "$cntn" lqpn "$QPC_SQ" || fail "rdma statistic qp unbind"
+	[[ -z $(qpc_records) ]] || fail "counter $cntn left after unbind: $(qpc_records)"
+	qpc_end
+	assert_dmesg_clean "test qp_counters"
+}
+
 t_kverbs() {
 	local km mark lines want
 	ensure_link
@@ -648,6 +762,7 @@ run_test rc_verify_rnr_late 480 t_rc_verify_rnr_late
 run_test rc_verify_rnr_exhausted 120 t_rc_verify_rnr_exhausted
 run_test trace 240 t_trace
 run_test rc_verify_peer_gone 120 t_rc_verify_peer_gone
+run_test qp_counters 300 t_qp_counters
 run_test kverbs 120 t_kverbs
 run_test netns 420 t_netns
 run_test netns_exclusive 240 t_netns_exclusive
