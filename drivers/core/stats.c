@@ -48,17 +48,21 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_WORKER_PASS].name = "worker_passes",
 };
 
+/*
+ * The core reads a counter's values outside its lock (to keep them when
+ * the counter goes): store each total once, never a partial sum.
+ */
 static void sroce_stats_sum(const struct sroce_counter_set *cs,
 			    struct rdma_hw_stats *stats)
 {
 	int cpu, i;
 
-	memset(stats->value, 0, SROCE_NUM_COUNTERS * sizeof(stats->value[0]));
-	for_each_possible_cpu(cpu) {
-		const struct sroce_counters *c = per_cpu_ptr(cs->pc, cpu);
+	for (i = 0; i < SROCE_NUM_COUNTERS; i++) {
+		u64 sum = 0;
 
-		for (i = 0; i < SROCE_NUM_COUNTERS; i++)
-			stats->value[i] += READ_ONCE(c->v[i]);
+		for_each_possible_cpu(cpu)
+			sum += READ_ONCE(per_cpu_ptr(cs->pc, cpu)->v[i]);
+		WRITE_ONCE(stats->value[i], sum);
 	}
 }
 
@@ -84,7 +88,9 @@ static struct rdma_hw_stats *sroce_counter_alloc_stats(struct rdma_counter *coun
 
 /*
  * Under counter->lock.  The counter's first QP gives it an id (the core
- * files it under that) and its set.
+ * files it under that) and its set.  The core checks qp->counter without
+ * a lock that covers two counters: claim the QP here.  Sets are charged
+ * to the user whose QP made them (auto mode binds in modify_qp).
  */
 static int sroce_counter_bind_qp(struct rdma_counter *counter,
 				 struct ib_qp *ibqp)
@@ -95,26 +101,34 @@ static int sroce_counter_bind_qp(struct rdma_counter *counter,
 	u32 id;
 	int err;
 
+	if (cmpxchg(&ibqp->counter, NULL, counter))
+		return -EBUSY;
 	if (!counter->id) {
-		cs = kzalloc(sizeof(*cs), GFP_KERNEL);
+		err = -ENOMEM;
+		cs = kzalloc(sizeof(*cs), GFP_KERNEL_ACCOUNT);
 		if (!cs)
-			return -ENOMEM;
-		cs->pc = alloc_percpu(struct sroce_counters);
-		err = cs->pc ? xa_alloc(&sdev->counter_xa, &id, cs, xa_limit_31b,
-					GFP_KERNEL) : -ENOMEM;
+			goto out_unclaim;
+		cs->pc = alloc_percpu_gfp(struct sroce_counters, GFP_KERNEL_ACCOUNT);
+		if (cs->pc)
+			err = xa_alloc(&sdev->counter_xa, &id, cs, xa_limit_31b,
+				       GFP_KERNEL);
 		if (err) {
 			free_percpu(cs->pc);
 			kfree(cs);
-			return err;
+			goto out_unclaim;
 		}
 		counter->id = id;
 	}
+	err = -EINVAL;
 	cs = xa_load(&sdev->counter_xa, counter->id);
 	if (WARN_ON_ONCE(!cs))
-		return -EINVAL;
+		goto out_unclaim;
 	rcu_assign_pointer(qp->cnt, cs);
-	ibqp->counter = counter;
 	return 0;
+
+out_unclaim:
+	WRITE_ONCE(ibqp->counter, NULL);
+	return err;
 }
 
 static int sroce_counter_unbind_qp(struct ib_qp *ibqp)
