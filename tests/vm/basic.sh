@@ -127,23 +127,30 @@ t_port_netdev() {
 # sroce and rdma_rxe share a driver id and UDP 4791: each refuses the other.
 t_rxe_exclusion() {
 	[[ $SROCE_DRV == sroce ]] || { info "sroce only"; return 0; }
-	"$RDMA" link delete "$DEV" 2>/dev/null
-	mod_loaded && "$MODPROBE" -r "$MOD"
+	"$RDMA" link delete "$DEV" 2>/dev/null || true
+	! mod_loaded || "$MODPROBE" -r "$MOD"
 	"$MODPROBE" crc32_generic 2>/dev/null
 	"$MODPROBE" rdma_rxe || fail "cannot load rdma_rxe for the test"
-	if "$MODPROBE" "$MOD" 2>/dev/null; then
+	# what a user sees, for Documentation/troubleshooting.md
+	mkdir -p "$RESULTS/symptoms"
+	exec 3>"$RESULTS/symptoms/rxe_loaded.txt"
+	echo "# modprobe sroce with rdma_rxe loaded" >&3
+	if "$MODPROBE" "$MOD" 2>&3; then
 		fail "sroce loaded while rdma_rxe is loaded"
 	fi
-	dmesg | tail -n 20 | grep -q "sroce: rdma_rxe is loaded" ||
+	dmesg | tail -n 20 | grep "sroce: rdma_rxe is loaded" >&3 ||
 		fail "no dmesg line explaining the refusal"
 	"$MODPROBE" -r rdma_rxe || fail "cannot unload rdma_rxe"
 	"$MODPROBE" "$MOD" || fail "sroce does not load after rdma_rxe left"
-	if "$MODPROBE" rdma_rxe 2>/dev/null; then
+	echo "# modprobe rdma_rxe with sroce loaded" >&3
+	if "$MODPROBE" rdma_rxe 2>&3; then
 		"$MODPROBE" -r rdma_rxe
 		fail "rdma_rxe loaded while sroce is loaded"
 	fi
-	dmesg | tail -n 20 | grep -q "rdma_rxe cannot load while sroce is loaded" ||
+	dmesg | tail -n 20 | grep "rdma_rxe cannot load while sroce is loaded" >&3 ||
 		fail "no dmesg line explaining why rdma_rxe was refused"
+	exec 3>&-
+	cat "$RESULTS/symptoms/rxe_loaded.txt"
 	ensure_link
 	assert_dmesg_clean "test rxe_exclusion"
 }
@@ -562,6 +569,159 @@ t_netns() {
 	assert_dmesg_clean "test netns"
 }
 
+# --- symptoms, for Documentation/troubleshooting.md -----------------------
+# Each one made on the netns wire path and recorded as a user would see it
+# (results/symptoms/*.txt, quoted in the troubleshooting guide), with the
+# counter that tells it from the others asserted.
+SYM_CNT="sent_pkts rcvd_pkts duplicate_request out_of_seq_request send_nak_seq_err retry_timeout retry_nak rcvd_icrc_err"
+sym_snap() { # FILE: NAME=VALUE per counter of sna and snb
+	local d c
+	for d in sna snb; do
+		for c in $SYM_CNT; do echo "$d.$c=$(dcount "$d" "$c")"; done
+	done >"$1"
+}
+# "dev counter +delta" lines (only counters that moved) from two snapshots
+sym_delta() { # BEFORE AFTER
+	join -t= <(sort "$1") <(sort "$2") | awk -F= '$3 != $2 { split($1, k, "."); printf "%s %s +%d\n", k[1], k[2], $3 - $2 }'
+}
+sym_moved() { # DELTA-TEXT DEV COUNTER: how much it moved (0 if not)
+	awk -v d="$2" -v c="$3" '$1 == d && $2 == c { v = substr($3, 2) } END { print v + 0 }' <<<"$1"
+}
+# rc_verify, server on sna (NSA) and client on snb (NSB); CARGS to the
+# client.  Leaves the client's output in /tmp/sym-cli.txt; returns its status.
+sym_rcv() { # CARGS
+	local spid rc=0
+	rcv_bin
+	next_port
+	# (|| true: a background failure is no test failure, the client says)
+	{ ns "$NSA" "$RCV" -s -d sna -x "$GA" -p "$_port" -t 60 || true; } >/tmp/sym-srv.txt 2>&1 &
+	spid=$!
+	wait_for 30 ns_listening "$NSA" "$_port" || { cat /tmp/sym-srv.txt; fail "rc_verify server did not listen"; }
+	# shellcheck disable=SC2086 # CARGS are words
+	timeout 200 "$IP" netns exec "$NSB" "$RCV" -c 10.77.0.1 -d snb -x "$GB" -p "$_port" -t 60 $1 \
+		>/tmp/sym-cli.txt 2>&1 || rc=$?
+	wait "$spid" || true
+	return "$rc"
+}
+t_symptoms() {
+	netns_can_run
+	local out=$RESULTS/symptoms d n gl
+	mkdir -p "$out"
+	trap netns_down EXIT
+	netns_up
+
+	# Lossy Ethernet: 3% of the frames lost each way.  RC must still deliver
+	# every byte; the recovery shows in the counters.
+	ns "$NSA" "$TC" qdisc add dev vna root netem loss 3%
+	ns "$NSB" "$TC" qdisc add dev vnb root netem loss 3%
+	sym_snap /tmp/sym-b
+	sym_rcv "-o send,write,read -S 1,4096,65536 -n 4" || { cat /tmp/sym-cli.txt; fail "rc_verify over a lossy link failed"; }
+	sym_snap /tmp/sym-a
+	d=$(sym_delta /tmp/sym-b /tmp/sym-a)
+	{
+		echo "# 3% loss each way (tc qdisc add dev vna root netem loss 3%), rc_verify send,write,read"
+		tail -n1 /tmp/sym-cli.txt
+		echo "# counters that moved (rdma statistic show link sna/1 and snb/1):"
+		echo "$d"
+	} | tee "$out/lossy.txt"
+	n=$(($(sym_moved "$d" snb retry_timeout) + $(sym_moved "$d" snb retry_nak) + $(sym_moved "$d" sna retry_timeout) + $(sym_moved "$d" sna retry_nak)))
+	((n > 0)) || fail "3% loss, yet no retransmission counted"
+	(($(sym_moved "$d" sna out_of_seq_request) + $(sym_moved "$d" sna duplicate_request) > 0)) ||
+		fail "3% loss, yet the responder saw no gap or duplicate"
+	ns "$NSA" "$TC" qdisc del dev vna root
+	ns "$NSB" "$TC" qdisc del dev vnb root
+
+	# UDP port 4791 dropped on the path (a firewall): the requester retries
+	# into RETRY_EXC_ERR, the responder's device receives nothing.
+	ns "$NSA" "$TC" qdisc add dev vna clsact
+	ns "$NSA" "$TC" filter add dev vna ingress protocol ip flower ip_proto udp dst_port 4791 action drop
+	sym_snap /tmp/sym-b
+	sym_rcv "-o write -S 65536 -r 2 -E retry_exc -W 30" || { cat /tmp/sym-cli.txt; fail "rc_verify did not see the expected retry error"; }
+	sym_snap /tmp/sym-a
+	d=$(sym_delta /tmp/sym-b /tmp/sym-a)
+	{
+		echo "# UDP 4791 dropped on sna's netdev (tc filter ... flower ip_proto udp dst_port 4791 action drop), rc_verify -r 2"
+		grep -E 'expected error|flushed|rc_verify: OK' /tmp/sym-cli.txt
+		echo "# counters that moved:"
+		echo "$d"
+		echo "# the filter's drops (tc -s filter show dev vna ingress):"
+		ns "$NSA" "$TC" -s filter show dev vna ingress | grep -E 'Sent|action order'
+	} | tee "$out/port_blocked.txt"
+	grep -q 'expected error' /tmp/sym-cli.txt || fail "no expected-error line"
+	(($(sym_moved "$d" snb retry_timeout) >= 3)) || fail "want retry_timeout +3 on the requester"
+	(($(sym_moved "$d" sna rcvd_pkts) == 0)) || fail "the blocked responder received packets"
+	ns "$NSA" "$TC" qdisc del dev vna clsact
+
+	# A path that drops big frames (an MTU mismatch on the way): small
+	# messages work, big ones end in RETRY_EXC_ERR; ping with DF tells why.
+	ns "$NSA" "$TC" qdisc add dev vna clsact
+	ns "$NSA" "$TC" filter add dev vna ingress prio 1 basic match 'meta(pkt_len gt 700)' action drop
+	sym_rcv "-o write,send -S 1,256 -m 1024" || { cat /tmp/sym-cli.txt; fail "small messages failed behind the MTU drop"; }
+	tail -n1 /tmp/sym-cli.txt >/tmp/sym-small.txt
+	sym_snap /tmp/sym-b
+	sym_rcv "-o write -S 4096 -m 1024 -r 2 -E retry_exc -W 30" || { cat /tmp/sym-cli.txt; fail "rc_verify did not see the expected retry error"; }
+	sym_snap /tmp/sym-a
+	d=$(sym_delta /tmp/sym-b /tmp/sym-a)
+	{
+		echo "# frames over 700 B dropped on the way to sna (tc filter ... basic match 'meta(pkt_len gt 700)' action drop)"
+		echo "# rc_verify -S 1,256 (one packet each):"
+		cat /tmp/sym-small.txt
+		echo "# rc_verify -S 4096 -m 1024 (1024 B packets):"
+		grep -E 'expected error|flushed' /tmp/sym-cli.txt
+		echo "# counters that moved:"
+		echo "$d"
+		echo "# ping -M do -s 600 and -s 1000 (don't fragment):"
+		ns "$NSB" ping -c 2 -W 1 -M "do" -s 600 10.77.0.1 | grep -E 'transmitted'
+		ns "$NSB" ping -c 2 -W 1 -M "do" -s 1000 10.77.0.1 | grep -E 'transmitted' || true
+	} | tee "$out/mtu_path.txt"
+	grep -q 'expected error' /tmp/sym-cli.txt || fail "no expected-error line"
+	(($(sym_moved "$d" snb retry_timeout) >= 3)) || fail "want retry_timeout +3 on the requester"
+	grep -q ' 0% packet loss' "$out/mtu_path.txt" || fail "small pings were lost"
+	grep -q '100% packet loss' "$out/mtu_path.txt" || fail "big pings were not lost"
+	ns "$NSA" "$TC" qdisc del dev vna clsact
+
+	# P_Key: the only table entry is index 0 (0xffff); another index is refused.
+	next_port
+	n=0
+	# (perftest says why, then waits for a peer: the timeout ends it)
+	ns "$NSA" timeout 10 ib_write_bw -d sna -x "$GA" -p "$_port" --pkey_index=1 >/tmp/sym-srv.txt 2>&1 || n=$?
+	{
+		echo "# ib_write_bw --pkey_index=1; exit $n"
+		grep -iE 'fail|pkey|unable|error' /tmp/sym-srv.txt
+		echo "# the P_Key table (/sys/class/infiniband/sna/ports/1/pkeys):"
+		# shellcheck disable=SC2016 # expanded by the inner shell
+		ns "$NSA" bash -c 'cd /sys/class/infiniband/sna/ports/1/pkeys && for k in *; do echo "$k $(cat "$k")"; done' 2>&1 | head -4
+	} | tee "$out/pkey.txt"
+	((n != 0)) || fail "ib_write_bw with P_Key index 1 did not fail"
+	grep -q 'PKey Index, 1, greater than allowed max, 0' "$out/pkey.txt" || fail "perftest did not say the P_Key index is out of range"
+	grep -q '^0 0xffff' "$out/pkey.txt" || fail "the P_Key table does not show 0 0xffff"
+
+	# GID index confusion: the client picks its link-local (IPv6) GID, the
+	# server gives an IPv4 one.  The families differ: RTR fails.
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	gl=$(ns "$NSB" bash -c 'for g in /sys/class/infiniband/snb/ports/1/gids/*; do read -r v <"$g" 2>/dev/null && [[ $v == fe80:* ]] && { echo "${g##*/}"; exit 0; }; done; exit 1') ||
+		fail "no link-local GID on snb"
+	next_port
+	{ ns "$NSA" timeout 30 ibv_rc_pingpong -d sna -g "$GA" -p "$_port" || true; } >/tmp/sym-srv.txt 2>&1 &
+	wait_for 30 ns_listening "$NSA" "$_port" || fail "pingpong server did not listen"
+	n=0
+	timeout 60 "$IP" netns exec "$NSB" ibv_rc_pingpong -d snb -g "$gl" -p "$_port" 10.77.0.1 >/tmp/sym-cli.txt 2>&1 || n=$?
+	wait || true
+	{
+		echo "# client: ibv_rc_pingpong -g $gl (its fe80:: GID) to a server on GID $GA (::ffff:10.77.0.1); exit $n"
+		grep -v '^ *local address\|^ *remote address' /tmp/sym-cli.txt
+		echo "# server:"
+		grep -v '^ *local address\|^ *remote address' /tmp/sym-srv.txt
+		echo "# the GID table (/sys/class/infiniband/snb/ports/1/gids and gid_attrs/types):"
+		# shellcheck disable=SC2016 # expanded by the inner shell
+		ns "$NSB" bash -c 'cd /sys/class/infiniband/snb/ports/1; for g in gids/*; do i=${g#gids/}; read -r v <"$g" 2>/dev/null || continue; [[ $v == 0000:0000:0000:0000:0000:0000:0000:0000 ]] || echo "$i $v $(cat gid_attrs/types/$i)"; done'
+	} | tee "$out/gid_index.txt"
+	((n != 0)) || fail "pingpong across GID families succeeded"
+	grep -q 'Failed to modify QP to RTR' "$out/gid_index.txt" || fail "want 'Failed to modify QP to RTR'"
+	netns_down
+	assert_dmesg_clean "test symptoms"
+}
+
 # `rdma system set netns exclusive`: each device only in its namespace.
 # ib_core switches modes only while no other namespace exists, and a deleted
 # namespace lingers until its cleanup work has run.
@@ -766,5 +926,6 @@ run_test qp_counters 300 t_qp_counters
 run_test kverbs 120 t_kverbs
 run_test netns 420 t_netns
 run_test netns_exclusive 240 t_netns_exclusive
+run_test symptoms 420 t_symptoms
 run_test rmmod_busy 180 t_rmmod_busy
 suite_end
