@@ -505,6 +505,21 @@ srpt_down() {
 	true
 }
 
+# One add_target.  ib_srp drops a logged-out target from its list only
+# after the remote port has left sysfs and its QPs are destroyed; until
+# then a new login to the same target is refused with EEXIST: retry.
+srp_login() { # HOSTDIR IP SGUID
+	local i err
+	for ((i = 0; i < 30; i++)); do
+		err=$( { echo "id_ext=$3,ioc_guid=$3,dest=$2:$SRP_CM_PORT,max_cmd_per_lun=32" >"$1/add_target"; } 2>&1) &&
+			return 0
+		[[ $err == *"File exists"* ]] || { echo "$err"; return 1; }
+		sleep 1
+	done
+	echo "$err"
+	return 1
+}
+
 # The initiator: ib_srp logs in to the target at $1 (service GUID $2) over
 # rdma_cm; fio verify, a pattern across logout/login, logout.
 srp_host_run() {
@@ -515,7 +530,7 @@ srp_host_run() {
 	srp_logout
 	hostdir=/sys/class/infiniband_srp/srp-$DEV-1
 	[[ -w $hostdir/add_target ]] || fail "$hostdir/add_target missing"
-	echo "id_ext=$sguid,ioc_guid=$sguid,dest=$ip:$SRP_CM_PORT,max_cmd_per_lun=32" >"$hostdir/add_target" ||
+	srp_login "$hostdir" "$ip" "$sguid" ||
 		fail "SRP login failed: $(dmesg | grep -iE 'srp|sroce' | tail -n3 | tr '\n' ' ')"
 	wait_for 30 srp_host_dev || fail "no SCSI disk for the SRP login"
 	dev=$(srp_host_dev)
@@ -525,8 +540,7 @@ srp_host_run() {
 	pattern_write "$dev"
 	srp_logout
 	srp_host_dev >/dev/null && fail "SRP disk still present after logout"
-	echo "id_ext=$sguid,ioc_guid=$sguid,dest=$ip:$SRP_CM_PORT,max_cmd_per_lun=32" >"$hostdir/add_target" ||
-		fail "second SRP login failed"
+	srp_login "$hostdir" "$ip" "$sguid" || fail "second SRP login failed"
 	wait_for 30 srp_host_dev || fail "no SCSI disk after the second login"
 	dev=$(srp_host_dev)
 	pattern_check "$dev" "data written before the logout differs after the second login"
