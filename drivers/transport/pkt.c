@@ -63,6 +63,21 @@ void sroce_sge_seek(const struct sroce_sge *sge, u32 num_sge, u32 off,
 	*sge_off = i < num_sge ? off : 0;
 }
 
+/*
+ * A local SGE failed its L_Key check: why, for `module sroce +p`.  An MR
+ * deregistered or invalidated with WQEs still using it shows up here.
+ */
+static void sroce_sge_dbg(struct sroce_qp *qp, const struct sroce_sge *s,
+			  u64 va, u32 n, bool found, int err)
+{
+	ibdev_dbg_ratelimited(&qp->sdev->ib_dev,
+			      "qp %#x: lkey %#x va %#llx len %u: %s (%d): local protection error\n",
+			      qp->qpn, s->lkey, va, n,
+			      !found ? "no valid MR has this key (deregistered or invalidated?)" :
+			      err == -EFAULT ? "outside the MR" : "MR not valid, another PD or no access",
+			      err);
+}
+
 /* Copy len bytes from the SGE list into dst, advancing the cursor. */
 int sroce_sge_copy_out(struct sroce_qp *qp, const struct sroce_sge *sge,
 		       u32 num_sge, u32 *cur_sge, u32 *sge_off, u8 *dst,
@@ -80,10 +95,15 @@ int sroce_sge_copy_out(struct sroce_qp *qp, const struct sroce_sge *sge,
 		n = min(len, s->length - *sge_off);
 		if (n) {
 			mr = sroce_mr_get(qp->sdev, s->lkey);
-			if (!mr)
+			if (!mr) {
+				sroce_sge_dbg(qp, s, s->addr + *sge_off, n, false,
+					      -EACCES);
 				return -EACCES;
+			}
 			err = sroce_mr_check(mr, qp->pd, s->addr + *sge_off, n, 0);
-			if (!err)
+			if (err)
+				sroce_sge_dbg(qp, s, s->addr + *sge_off, n, true, err);
+			else
 				err = sroce_mr_copy(mr, s->addr + *sge_off, dst, n,
 						    false);
 			sroce_mr_put(mr);
@@ -127,10 +147,14 @@ static int sroce_sge_scatter(struct sroce_qp *qp, struct sroce_pd *pd,
 		n = min(len - done, s->length - *sge_off);
 		if (n) {
 			mr = sroce_mr_get(qp->sdev, s->lkey);
-			if (!mr)
+			if (!mr) {
+				sroce_sge_dbg(qp, s, va, n, false, -EACCES);
 				return -EACCES;
+			}
 			err = sroce_mr_check(mr, pd, va, n, IB_ACCESS_LOCAL_WRITE);
-			if (!err)
+			if (err)
+				sroce_sge_dbg(qp, s, va, n, true, err);
+			else
 				err = skb ? sroce_mr_from_skb(mr, va, skb,
 							      skb_off + done, n) :
 					    sroce_mr_copy(mr, va, (u8 *)buf + done,

@@ -145,6 +145,32 @@ TRACE_EVENT(sroce_rnr_wait,
 		  __entry->rnr_left == 7 ? " (infinite)" : "")
 );
 
+/* in the event's format, not a pointer into ib_core (the trace reader checks) */
+#define sroce_show_wc_status(s)						\
+	__print_symbolic(s,						\
+		{ IB_WC_SUCCESS, "success" },				\
+		{ IB_WC_LOC_LEN_ERR, "local length error" },		\
+		{ IB_WC_LOC_QP_OP_ERR, "local QP operation error" },	\
+		{ IB_WC_LOC_EEC_OP_ERR, "local EE context operation error" }, \
+		{ IB_WC_LOC_PROT_ERR, "local protection error" },	\
+		{ IB_WC_WR_FLUSH_ERR, "WR flushed" },			\
+		{ IB_WC_MW_BIND_ERR, "memory window bind error" },	\
+		{ IB_WC_BAD_RESP_ERR, "bad response error" },		\
+		{ IB_WC_LOC_ACCESS_ERR, "local access error" },	\
+		{ IB_WC_REM_INV_REQ_ERR, "remote invalid request error" }, \
+		{ IB_WC_REM_ACCESS_ERR, "remote access error" },	\
+		{ IB_WC_REM_OP_ERR, "remote operation error" },		\
+		{ IB_WC_RETRY_EXC_ERR, "transport retry counter exceeded" }, \
+		{ IB_WC_RNR_RETRY_EXC_ERR, "RNR retry counter exceeded" }, \
+		{ IB_WC_LOC_RDD_VIOL_ERR, "local RDD violation error" }, \
+		{ IB_WC_REM_INV_RD_REQ_ERR, "remote invalid RD request" }, \
+		{ IB_WC_REM_ABORT_ERR, "operation aborted" },		\
+		{ IB_WC_INV_EECN_ERR, "invalid EECN" },			\
+		{ IB_WC_INV_EEC_STATE_ERR, "invalid EEC state" },	\
+		{ IB_WC_FATAL_ERR, "fatal error" },			\
+		{ IB_WC_RESP_TIMEOUT_ERR, "response timeout error" },	\
+		{ IB_WC_GENERAL_ERR, "general error" })
+
 TRACE_EVENT(sroce_cqe_err,
 	TP_PROTO(const struct sroce_qp *qp, const struct ib_wc *wc, bool send),
 	TP_ARGS(qp, wc, send),
@@ -166,7 +192,7 @@ TRACE_EVENT(sroce_cqe_err,
 	),
 	TP_printk("qpn %#x %s wr_id %#llx status %d (%s) opcode %d vendor_err %#x",
 		  __entry->qpn, __entry->send ? "send" : "recv", __entry->wr_id,
-		  __entry->status, ib_wc_status_msg(__entry->status),
+		  __entry->status, sroce_show_wc_status(__entry->status),
 		  __entry->opcode, __entry->vendor_err)
 );
 

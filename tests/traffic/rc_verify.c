@@ -24,8 +24,11 @@
  *     -L MS       server: post receive buffers MS ms late, each batch (RNR test)
  *     -N          server: never post receive buffers
  *     -E STATUS   client: expect the first failing completion to have STATUS
- *                 (rnr_retry_exc | retry_exc | any) within -W SECS (default
- *                 60), every other WQE flushed; then exit 0
+ *                 (rnr_retry_exc | retry_exc | loc_prot | any) within -W SECS
+ *                 (default 60), every other WQE flushed; then exit 0
+ *     -D          client: deregister the local data MR right after posting
+ *                 the first batch, its WQEs still in flight (with -E loc_prot:
+ *                 a WQE not yet transmitted fails with LOC_PROT_ERR)
  *     -K          client: the server exits right after QP setup (peer vanishes)
  *     -H SECS     after the OK line, print "rc_verify: HOLD qpn=<n>" and keep
  *                 the QP for SECS seconds before exiting (per-QP counters)
@@ -148,7 +151,7 @@ static int rounds = 1, depth = 16;
 static int tmo = 120;
 static int mtu_opt;
 static int ack_timeout = 14, retry_cnt = 7, rnr_retry = 7, min_rnr = 12;
-static int late_ms, no_post, kill_peer, verbose, hold_secs;
+static int late_ms, no_post, kill_peer, verbose, hold_secs, dereg_early;
 static int expect = -1; /* -1: no -E; else wanted status, or -2 for "any" */
 static int expect_secs = 60;
 static int given_S, given_o, given_n, given_q; /* server: explicit plan options */
@@ -273,7 +276,8 @@ static void usage(void)
 		"  OPS from send,write,writeimm,read,cas,faa,awrite,flush\n"
 		"  -T ACK_TIMEOUT -r RETRY_CNT -R RNR_RETRY -M MIN_RNR_TIMER\n"
 		"  server: -L MS (post receives late)  -N (never post receives)\n"
-		"  client: -E rnr_retry_exc|retry_exc|any [-W SECS]  -K (server vanishes)  -v\n"
+		"  client: -E rnr_retry_exc|retry_exc|loc_prot|any [-W SECS]  -K (server vanishes)\n"
+		"  client: -D (deregister the data MR under the first batch)  -v\n"
 		"  -H SECS (keep the QP that long after OK)\n");
 	exit(2);
 }
@@ -1494,10 +1498,24 @@ static void client_batch(int k)
 	} else if (IS_ATOMIC(s->op)) {
 		memset(atom_buf, POISON, 8 * s->count);
 	}
+	if (!data_mr)
+		die("every WQE completed before ibv_dereg_mr: none was in flight (-D wants more or bigger WQEs)");
 	if (IS_PLACEMENT(s->op))
 		post_placement_batch(k);
 	else
 		client_post_batch(k);
+	if (dereg_early) {
+		uint32_t lkey = data_mr->lkey;
+		int rc = ibv_dereg_mr(data_mr);
+
+		if (rc)
+			die("ibv_dereg_mr(data) with WQEs in flight: %s", strerror(rc));
+		printf("rc_verify: client: ibv_dereg_mr(data, lkey 0x%x) returned 0 with %d WQE(s) posted\n",
+		       lkey, step_wqes(s));
+		fflush(stdout);
+		data_mr = NULL;
+		dereg_early = 0;
+	}
 
 	/* RC completes the send queue in order: exactly WQE 0, 1, 2, ... */
 	while (got < step_wqes(s)) {
@@ -1921,7 +1939,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	nsizes = parse_sizes("1,2,63,64,1000,1024,1025,4096,65536,65537,262147,1048576,4194304", sizes);
 	nops = parse_ops("send,write,writeimm,read,cas,faa", ops);
-	while ((c = getopt(argc, argv, "sc:d:x:p:S:o:n:q:t:m:T:r:R:M:L:NE:W:KH:vh")) != -1) {
+	while ((c = getopt(argc, argv, "sc:d:x:p:S:o:n:q:t:m:T:r:R:M:L:NE:W:KH:Dvh")) != -1) {
 		switch (c) {
 		case 's': is_server = 1; break;
 		case 'c': server_ip = optarg; break;
@@ -1945,6 +1963,8 @@ int main(int argc, char **argv)
 				expect = IBV_WC_RNR_RETRY_EXC_ERR;
 			else if (!strcmp(optarg, "retry_exc"))
 				expect = IBV_WC_RETRY_EXC_ERR;
+			else if (!strcmp(optarg, "loc_prot"))
+				expect = IBV_WC_LOC_PROT_ERR;
 			else if (!strcmp(optarg, "any"))
 				expect = -2;
 			else
@@ -1953,6 +1973,7 @@ int main(int argc, char **argv)
 		case 'W': expect_secs = atoi(optarg); break;
 		case 'K': kill_peer = 1; break;
 		case 'H': hold_secs = atoi(optarg); break;
+		case 'D': dereg_early = 1; break;
 		case 'v': verbose = 1; break;
 		default: usage();
 		}
@@ -1962,8 +1983,8 @@ int main(int argc, char **argv)
 	    retry_cnt > 7 || rnr_retry < 0 || rnr_retry > 7 || min_rnr < 0 || min_rnr > 31 ||
 	    late_ms < 0 || tcp_port < 1 || tcp_port > 65535 || hold_secs < 0)
 		usage();
-	if (is_server && expect != -1)
-		usage(); /* -E is the client's */
+	if (is_server && (expect != -1 || dereg_early))
+		usage(); /* -E and -D are the client's */
 
 	open_device();
 	if (is_server) {

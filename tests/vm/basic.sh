@@ -654,6 +654,50 @@ sym_filters() { # OUT
 	grep -q '100% packet loss' "$out/mtu_path.txt" || fail "big pings were not lost"
 	ns "$NSA" "$TC" qdisc del dev vna clsact
 }
+# An MR deregistered while WQEs that use it are still queued: the first WQE
+# not yet transmitted fails with a local protection error, the QP goes to
+# Error, the rest flush.  The tracepoints and `module sroce +p` say which key.
+sym_mr_gone() { # OUT
+	local out=$1 T=/sys/kernel/tracing DDC=/sys/kernel/debug/dynamic_debug/control n
+	[[ -e $T/trace ]] || mount -t tracefs nodev "$T" || fail "no tracefs"
+	echo 0 >"$T/tracing_on"
+	echo >"$T/trace"
+	one_cpu # (patching kernel text under TCG: see t_trace)
+	echo 1 >"$T/events/sroce/sroce_cqe_err/enable"
+	echo 1 >"$T/events/sroce/sroce_qp_state/enable"
+	[[ -w $DDC ]] && echo "module sroce +p" >"$DDC"
+	all_cpus
+	dmesg_mark sym-mr
+	echo 1 >"$T/tracing_on"
+	n=0
+	sym_rcv "-o write -S 65536 -q 64 -D -E loc_prot -W 30" || n=$?
+	echo 0 >"$T/tracing_on"
+	one_cpu
+	echo 0 >"$T/events/sroce/sroce_cqe_err/enable"
+	echo 0 >"$T/events/sroce/sroce_qp_state/enable"
+	[[ -w $DDC ]] && echo "module sroce -p" >"$DDC"
+	all_cpus
+	((n == 0)) || { cat /tmp/sym-cli.txt; fail "rc_verify -D did not end in the expected local protection error"; }
+	{
+		echo "# rc_verify -o write -S 65536 -q 64 -D: ibv_dereg_mr on the source MR right after posting 64 WRITEs"
+		grep -E 'ibv_dereg_mr|expected error|flushed' /tmp/sym-cli.txt
+		echo "# tracepoints sroce_cqe_err and sroce_qp_state (/sys/kernel/tracing/trace), first lines:"
+		grep -E 'sroce_cqe_err|sroce_qp_state: .* -> ERR' "$T/trace" | sed -n 's/^ *//; 1,3p'
+		echo "# dmesg with echo 'module sroce +p' > /sys/kernel/debug/dynamic_debug/control:"
+		dmesg_since sym-mr | grep -m1 'local protection error' || echo "(no dynamic debug in $(uname -r))"
+	} | tee "$out/mr_deregistered.txt"
+	grep -q 'returned 0 with 64 WQE' "$out/mr_deregistered.txt" || fail "ibv_dereg_mr under 64 WQEs did not return 0"
+	grep -qE 'expected error .*local protection error' "$out/mr_deregistered.txt" || fail "no LOC_PROT_ERR completion"
+	grep -qE 'sroce_cqe_err: .*status 4 \(local protection error\)' "$out/mr_deregistered.txt" ||
+		fail "no sroce_cqe_err event with status 4"
+	grep -qE 'sroce_qp_state: qpn 0x[0-9a-f]+ RTS -> ERR' "$T/trace" || fail "no RTS -> ERR in sroce_qp_state"
+	if [[ -w $DDC ]]; then
+		grep -qE 'qp 0x[0-9a-f]+: lkey 0x[0-9a-f]+ .*no valid MR has this key' "$out/mr_deregistered.txt" ||
+			fail "module sroce +p, yet no debug line names the dead lkey"
+	fi
+	echo >"$T/trace"
+	echo 1 >"$T/tracing_on"
+}
 t_symptoms() {
 	netns_can_run
 	local out=$RESULTS/symptoms d n gl
@@ -681,6 +725,8 @@ t_symptoms() {
 		fail "3% loss, yet the responder saw no gap or duplicate"
 	ns "$NSA" "$TC" qdisc del dev vna root
 	ns "$NSB" "$TC" qdisc del dev vnb root
+
+	sym_mr_gone "$out"
 
 	# The next two need tc filters on ingress (the stock kernels have
 	# them; a debug kernel built before they were in its config does not).
