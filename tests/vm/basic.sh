@@ -165,7 +165,7 @@ perf_bw() { awk '$1 == 65536 && NF >= 5 { print $4 }' "$1" | tail -n1; }
 perf_iters() { awk '$1 == 65536 && NF >= 5 { print $2 }' "$1" | tail -n1; }
 nonzero() { awk -v b="$1" 'BEGIN { exit !(b + 0 > 0) }'; }
 
-perf() { # ib_send_bw|ib_write_bw|ib_read_bw
+perftest_bw() { # ib_send_bw|ib_write_bw|ib_read_bw (not "perf": that is the profiler)
 	local tool=$1 gidx spid cbw sbw try
 	ensure_link
 	gidx=$(roce_v2_gid_index)
@@ -210,9 +210,9 @@ perf() { # ib_send_bw|ib_write_bw|ib_read_bw
 	fi
 	fail "$tool: BW average stayed 0 over 5 attempts and not all $PERF_ITERS iterations ran"
 }
-t_send_bw() { perf ib_send_bw; }
-t_write_bw() { perf ib_write_bw; }
-t_read_bw() { perf ib_read_bw; }
+t_send_bw() { perftest_bw ib_send_bw; }
+t_write_bw() { perftest_bw ib_write_bw; }
+t_read_bw() { perftest_bw ib_read_bw; }
 
 t_rmmod_busy() {
 	local gidx spid rc
