@@ -5,9 +5,10 @@
  * qp->eng_lock held, so a QP's transport state has exactly one writer at
  * a time; consumer callbacks are raised only after that lock is dropped.
  * Passes run in the QP's work item, queued on its CPU by the receive path,
- * the timers, kernel post_send and the skb-free path; a user doorbell and
- * a loopback sender run one in their own process context when the lock is
- * free, which saves a worker wakeup per hop.
+ * the timers, kernel post_send and the skb-free path; a user doorbell runs
+ * one in its own process context (waiting for the lock), and a loopback
+ * sender runs its peer's when that lock is free, which saves a worker
+ * wakeup per hop.
  */
 #include <linux/skbuff.h>
 #include <linux/cred.h>
@@ -396,6 +397,8 @@ static struct sroce_qp *sroce_engine_run(struct sroce_qp *qp)
 	for (;;) {
 		/* fully ordered: this pass sees what the kicker posted */
 		test_and_clear_bit(SROCE_QPEV_KICK, &qp->events);
+		qp->pass_rung = test_and_clear_bit(SROCE_QPEV_DOORBELL,
+						   &qp->events);
 		qp->in_pass = true;
 		more = sroce_engine_pass(qp);
 		qp->in_pass = false;
@@ -407,6 +410,7 @@ static struct sroce_qp *sroce_engine_run(struct sroce_qp *qp)
 	}
 	next = qp->handoff;
 	qp->handoff = NULL;
+	WRITE_ONCE(qp->no_fetch, false);
 	nt = qp->nt;
 	memset(&qp->nt, 0, sizeof(qp->nt));
 	mutex_unlock(&qp->eng_lock);
@@ -451,6 +455,11 @@ static void sroce_engine_chain(struct sroce_qp *next, bool syscall)
 			sroce_qp_put(qp);
 			return;
 		}
+		/*
+		 * The owner of a user QP rings its own doorbell for what it
+		 * posts, which runs its requester in parallel with this.
+		 */
+		WRITE_ONCE(qp->no_fetch, syscall && qp->user);
 		next = sroce_engine_run(qp);
 		sroce_qp_put(qp);
 	}
@@ -468,14 +477,27 @@ static void sroce_engine_work(struct work_struct *work)
 /*
  * A user doorbell (process context, no lock held): run one bounded pass
  * right here when no one else runs the engine, as a worker would; a
- * wakeup per post is most of a small message's latency.  Still one
- * context at a time: whoever holds eng_lock runs the pass if we cannot.
+ * wakeup per post is most of a small message's latency.  Whoever holds
+ * eng_lock runs the pass if we cannot, and fetches our WQEs (DOORBELL) --
+ * except a loopback peer's syscall (no_fetch), which leaves them to us: we
+ * wait for its bounded pass and send them here, in parallel, and the
+ * peer's process gets back to its CQ sooner.
  */
 void sroce_qp_kick(struct sroce_qp *qp)
 {
 	might_sleep();
+	if (mutex_trylock(&qp->eng_lock))
+		goto run;
+	if (READ_ONCE(qp->no_fetch)) {
+		sroce_qp_count(qp, SROCE_CNT_ENGINE_BUSY);
+		mutex_lock(&qp->eng_lock);
+		goto run;
+	}
+	/* before the KICK: the pass that consumes the KICK sees this too */
+	set_bit(SROCE_QPEV_DOORBELL, &qp->events);
 	if (!sroce_engine_trylock(qp))
 		return;
+run:
 	sroce_engine_chain(sroce_engine_run(qp), true);
 }
 

@@ -399,7 +399,11 @@ bool sroce_req_run(struct sroce_qp *qp, int *budget)
 	u32 mtu = sroce_req_mtu(qp), head, idx;
 
 	sroce_assert_engine(qp);
-	if (qp->user)
+	/*
+	 * A pass run by a loopback peer's syscall leaves newly posted WQEs to
+	 * their owner's doorbell, which then sends them in parallel.
+	 */
+	if (qp->user && (!qp->no_fetch || qp->pass_rung || qp->sq_fetch_owed))
 		more = sroce_sq_fetch(qp, SROCE_FETCH_BUDGET);
 	if (qp->req.rnr_wait)
 		return more;

@@ -31,6 +31,8 @@ bool sroce_sq_fetch(struct sroce_qp *qp, u32 max)
 		}
 		sq->head++;
 	}
+	/* posted and rung, but no room yet: whoever frees room fetches them */
+	qp->sq_fetch_owed = (sq->head & sq->q.mask) != prod;
 	return false;
 }
 

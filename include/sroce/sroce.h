@@ -546,6 +546,7 @@ enum {
 	SROCE_QPEV_RNR,		/* RNR wait over */
 	SROCE_QPEV_FLUSH,	/* new WQEs while in ERR */
 	SROCE_QPEV_KICK,	/* a pass is due: whoever holds eng_lock runs it */
+	SROCE_QPEV_DOORBELL,	/* user WQEs rung: the next pass fetches them */
 };
 
 /* Consumer callbacks due, raised by the engine after it drops its lock. */
@@ -630,6 +631,9 @@ struct sroce_qp {
 	/* a loopback peer to run right after this pass (holds a ref) */
 	struct sroce_qp		*handoff;
 	bool			in_pass;	/* an engine pass holds eng_lock */
+	bool			no_fetch;	/* a peer's syscall runs this pass */
+	bool			pass_rung;	/* this pass owes a doorbell its fetch */
+	bool			sq_fetch_owed;	/* rung WQEs wait for SQ room */
 	/* what this QP's engine counted (rdma resource show qp -dd) */
 	struct {
 		u32		retry_timeout;
