@@ -493,7 +493,12 @@ void sroce_qp_kick(struct sroce_qp *qp)
 		mutex_lock(&qp->eng_lock);
 		goto run;
 	}
-	/* before the KICK: the pass that consumes the KICK sees this too */
+	/*
+	 * The ring's producer index (stored by user space before this
+	 * syscall), then DOORBELL, then (in the trylock) KICK: a pass that
+	 * consumes either bit sees the WQEs.
+	 */
+	smp_mb__before_atomic();
 	set_bit(SROCE_QPEV_DOORBELL, &qp->events);
 	if (!sroce_engine_trylock(qp))
 		return;
@@ -542,7 +547,9 @@ void sroce_qp_reset_engine(struct sroce_qp *qp)
 	sroce_timer_delete(&qp->retrans_timer);
 	sroce_timer_delete(&qp->rnr_timer);
 	sroce_rxq_purge(qp);
-	qp->events = 0;
+	/* atomic: doorbells set bits without the lock */
+	xchg(&qp->events, 0);
+	qp->sq_fetch_owed = false;
 	qp->last_wqe_sent = false;
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
