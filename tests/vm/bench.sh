@@ -48,6 +48,9 @@ bench_once() { # KIND TOOL ARGS...
 			perf report -i /tmp/perf.data --no-children --sort sym --stdio --percent-limit 0.5 -g none
 			echo "# with children (inclusive), callers folded:"
 			perf report -i /tmp/perf.data --children --sort sym --stdio --percent-limit 2 -g none
+			echo "# call chains of the symbols over 3% (self):"
+			perf report -i /tmp/perf.data --no-children --sort sym --stdio --percent-limit 3 \
+				-g caller,2,callee,function,percent
 		} >"$RESULTS/profile-$BENCH_NAME.txt" 2>&1 || true
 	fi
 	wait
