@@ -102,9 +102,12 @@ static int __init sroce_init(void)
 		err = -ENOMEM;
 		goto err_mod;
 	}
-	err = sroce_net_init();
+	err = sroce_txbuf_init();
 	if (err)
 		goto err_wq;
+	err = sroce_net_init();
+	if (err)
+		goto err_txbuf;
 	err = register_netdevice_notifier(&sroce_netdev_nb);
 	if (err)
 		goto err_net;
@@ -114,6 +117,8 @@ static int __init sroce_init(void)
 
 err_net:
 	sroce_net_exit();
+err_txbuf:
+	sroce_txbuf_exit();
 err_wq:
 	destroy_workqueue(sroce_wq);
 err_mod:
@@ -127,6 +132,7 @@ static void __exit sroce_exit(void)
 	unregister_netdevice_notifier(&sroce_netdev_nb);
 	sroce_dev_remove_all();
 	sroce_net_exit();
+	sroce_txbuf_exit();
 	destroy_workqueue(sroce_wq);
 	unregister_module_notifier(&sroce_module_nb);
 	pr_info("sroce: unloaded\n");

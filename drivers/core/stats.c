@@ -46,6 +46,7 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_RX_DROP_UC_MSG].name = "rcvd_uc_msg_drop",
 	[SROCE_CNT_ENGINE_BUSY].name = "engine_busy",
 	[SROCE_CNT_WORKER_PASS].name = "worker_passes",
+	[SROCE_CNT_LOOPBACK_ZCOPY].name = "loopback_zcopy_pkts",
 };
 
 /*

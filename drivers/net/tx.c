@@ -110,8 +110,8 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp,
 	unsigned int hroom = LL_RESERVED_SPACE(ndev) + SROCE_L3L4_ROOM;
 	struct sk_buff *skb;
 
-	skb = alloc_skb(hroom + bth_len + payload_len + SROCE_ICRC_BYTES +
-			ndev->needed_tailroom, GFP_ATOMIC);
+	skb = sroce_txbuf_skb(hroom + bth_len + payload_len + SROCE_ICRC_BYTES +
+			      ndev->needed_tailroom);
 	if (unlikely(!skb))
 		return NULL;
 	skb_reserve(skb, hroom);
@@ -160,6 +160,9 @@ static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
 	struct sroce_qp *from = skb_shinfo(skb)->destructor_arg;
 
 	sroce_qp_count(from, SROCE_CNT_LOOPBACK);
+	/* only a payload by reference (sroce_pkt_ref_ok) makes a non-linear one */
+	if (skb_is_nonlinear(skb))
+		sroce_qp_count(from, SROCE_CNT_LOOPBACK_ZCOPY);
 	/* Uncharge it: a peer that holds it in its (bounded) queue must not
 	 * stop us, or two QPs waiting on each other's room would deadlock.
 	 */
@@ -170,11 +173,19 @@ static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
 	rcu_read_unlock();
 }
 
+/* Our own address: the packet goes to the loopback queue (sroce_loopback). */
+bool sroce_av_is_local(const struct sroce_av *av)
+{
+	if (av->net_type == SROCE_NET_TYPE_IPV6)
+		return ipv6_addr_equal(&av->daddr.v6, &av->saddr.v6);
+	return av->daddr.v4.s_addr == av->saddr.v4.s_addr;
+}
+
 static int sroce_send4(struct sroce_dev *sdev, const struct sroce_av *av,
 		       struct dst_cache *dc, u16 sport, struct sk_buff *skb)
 {
 	struct net *net = dev_net(sdev->ndev);
-	bool local = av->daddr.v4.s_addr == av->saddr.v4.s_addr;
+	bool local = sroce_av_is_local(av);
 	struct rtable *rt = NULL;
 	struct iphdr *iph;
 	int err;
@@ -231,7 +242,7 @@ static int sroce_send6(struct sroce_dev *sdev, const struct sroce_av *av,
 		       struct dst_cache *dc, u16 sport, struct sk_buff *skb)
 {
 	struct net *net = dev_net(sdev->ndev);
-	bool local = ipv6_addr_equal(&av->daddr.v6, &av->saddr.v6);
+	bool local = sroce_av_is_local(av);
 	struct socket *sock = sroce_net_sock6(sdev->net);
 	struct dst_entry *dst = NULL;
 	struct ipv6hdr *ip6h;

@@ -8,9 +8,10 @@
 
 #include "sroce/transport.h"
 
-struct sk_buff *sroce_build_pkt(struct sroce_qp *qp, const struct sroce_av *av,
-				struct sroce_pkt_hdrs *h, u32 payload_len,
-				u8 **payload)
+static struct sk_buff *sroce_build(struct sroce_qp *qp,
+				   const struct sroce_av *av,
+				   struct sroce_pkt_hdrs *h, u32 payload_len,
+				   u8 **payload)
 {
 	const struct sroce_opcode_info *info = sroce_opcode_info(h->bth.opcode);
 	u8 pad = sroce_pad_len(payload_len);
@@ -19,18 +20,59 @@ struct sk_buff *sroce_build_pkt(struct sroce_qp *qp, const struct sroce_av *av,
 
 	if (WARN_ON_ONCE(!info))
 		return NULL;
-	skb = sroce_pkt_alloc(qp, av, info->hdr_len, payload_len + pad,
-			      &bth);
+	/* by reference (!payload): the skb's linear part ends with the headers */
+	skb = sroce_pkt_alloc(qp, av, info->hdr_len,
+			      payload ? payload_len + pad : 0, &bth);
 	if (unlikely(!skb))
 		return NULL;
 	h->bth.padcnt = pad;
 	h->bth.tver = SROCE_BTH_TVER;
 	h->bth.pkey = SROCE_PKEY_DEFAULT;
 	sroce_hdrs_build(bth, h);
+	if (!payload) {
+		skb_trim(skb, skb->len - SROCE_ICRC_BYTES);
+		return skb;
+	}
 	*payload = bth + info->hdr_len;
 	if (pad)
 		memset(*payload + payload_len, 0, pad);
 	return skb;
+}
+
+struct sk_buff *sroce_build_pkt(struct sroce_qp *qp, const struct sroce_av *av,
+				struct sroce_pkt_hdrs *h, u32 payload_len,
+				u8 **payload)
+{
+	return sroce_build(qp, av, h, payload_len, payload);
+}
+
+/*
+ * Loopback zero copy.  A packet to our own GID never reaches a netdev:
+ * the peer QP's engine copies its payload into place.  So an RC request
+ * or READ response may carry its payload as references to the sender's
+ * pinned user pages instead of a copy (one copy per byte instead of
+ * two).  RC only: its requester completes a WQE when the responder has
+ * placed the data, so the pages are not handed back to the consumer
+ * while a packet still reads them; a UD or UC send completes as it
+ * leaves.
+ */
+bool sroce_pkt_ref_ok(const struct sroce_qp *qp, const struct sroce_av *av)
+{
+	return qp->type == IB_QPT_RC && sroce_av_is_local(av);
+}
+
+/* Headers only: the caller appends the payload, then sroce_pkt_ref_end(). */
+struct sk_buff *sroce_build_pkt_ref(struct sroce_qp *qp,
+				    const struct sroce_av *av,
+				    struct sroce_pkt_hdrs *h, u32 payload_len)
+{
+	return sroce_build(qp, av, h, payload_len, NULL);
+}
+
+/* Pad and ICRC room after the referenced payload. */
+int sroce_pkt_ref_end(struct sk_buff *skb, const struct sroce_pkt_hdrs *h)
+{
+	return sroce_txbuf_trailer(skb, h->bth.padcnt + SROCE_ICRC_BYTES);
 }
 
 int sroce_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
@@ -78,10 +120,13 @@ static void sroce_sge_dbg(struct sroce_qp *qp, const struct sroce_sge *s,
 			      err);
 }
 
-/* Copy len bytes from the SGE list into dst, advancing the cursor. */
-int sroce_sge_copy_out(struct sroce_qp *qp, const struct sroce_sge *sge,
-		       u32 num_sge, u32 *cur_sge, u32 *sge_off, u8 *dst,
-		       u32 len)
+/*
+ * Gather len bytes of the SGE list, advancing the cursor: copied into dst,
+ * or, without dst, appended to skb by reference (sroce_mr_ref_skb).
+ */
+static int sroce_sge_gather(struct sroce_qp *qp, const struct sroce_sge *sge,
+			    u32 num_sge, u32 *cur_sge, u32 *sge_off, u8 *dst,
+			    struct sk_buff *skb, u32 len)
 {
 	while (len) {
 		const struct sroce_sge *s;
@@ -103,14 +148,18 @@ int sroce_sge_copy_out(struct sroce_qp *qp, const struct sroce_sge *sge,
 			err = sroce_mr_check(mr, qp->pd, s->addr + *sge_off, n, 0);
 			if (err)
 				sroce_sge_dbg(qp, s, s->addr + *sge_off, n, true, err);
-			else
+			else if (dst)
 				err = sroce_mr_copy(mr, s->addr + *sge_off, dst, n,
 						    false);
+			else
+				err = sroce_mr_ref_skb(mr, s->addr + *sge_off, n,
+						       skb);
 			sroce_mr_put(mr);
 			if (err)
 				return err;
 		}
-		dst += n;
+		if (dst)
+			dst += n;
 		len -= n;
 		*sge_off += n;
 		if (*sge_off == s->length) {
@@ -119,6 +168,26 @@ int sroce_sge_copy_out(struct sroce_qp *qp, const struct sroce_sge *sge,
 		}
 	}
 	return 0;
+}
+
+int sroce_sge_copy_out(struct sroce_qp *qp, const struct sroce_sge *sge,
+		       u32 num_sge, u32 *cur_sge, u32 *sge_off, u8 *dst,
+		       u32 len)
+{
+	return sroce_sge_gather(qp, sge, num_sge, cur_sge, sge_off, dst, NULL,
+				len);
+}
+
+/*
+ * As sroce_sge_copy_out, by reference into a sroce_build_pkt_ref() skb.
+ * -EOPNOTSUPP (not all user MRs) or -E2BIG (too many pieces): copy instead.
+ */
+int sroce_sge_ref_out(struct sroce_qp *qp, const struct sroce_sge *sge,
+		      u32 num_sge, u32 *cur_sge, u32 *sge_off,
+		      struct sk_buff *skb, u32 len)
+{
+	return sroce_sge_gather(qp, sge, num_sge, cur_sge, sge_off, NULL, skb,
+				len);
 }
 
 /*

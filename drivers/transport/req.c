@@ -146,6 +146,34 @@ void sroce_req_timer_update(struct sroce_qp *qp, bool progress)
 }
 
 /*
+ * The packet with its payload by reference to the SGEs' user pages
+ * (sroce_pkt_ref_ok); NULL: build a copy instead, with the SGE cursor
+ * as it was; an ERR_PTR: the SGEs themselves are bad.
+ */
+static struct sk_buff *sroce_req_ref_payload(struct sroce_qp *qp,
+					     struct sroce_swqe *wqe,
+					     const struct sroce_av *av,
+					     struct sroce_pkt_hdrs *h, u32 len)
+{
+	u32 cur_sge = wqe->cur_sge, sge_off = wqe->sge_off;
+	struct sk_buff *skb;
+	int err;
+
+	skb = sroce_build_pkt_ref(qp, av, h, len);
+	if (!skb)
+		return ERR_PTR(-ENOMEM);
+	err = sroce_sge_ref_out(qp, wqe->sge, wqe->num_sge, &wqe->cur_sge,
+				&wqe->sge_off, skb, len);
+	if (!err)
+		err = sroce_pkt_ref_end(skb, h);
+	if (!err)
+		return skb;
+	kfree_skb(skb);
+	wqe->cur_sge = cur_sge;
+	wqe->sge_off = sge_off;
+	return err == -EOPNOTSUPP || err == -E2BIG ? NULL : ERR_PTR(err);
+}
+/*
  * Send the next segment of a SEND/WRITE WQE.  Returns 1 when the WQE's
  * last packet went out, 0 when more remain, or a negative errno for a
  * local error that fails the WQE.
@@ -206,18 +234,26 @@ static int sroce_req_send_seg(struct sroce_qp *qp, struct sroce_swqe *wqe,
 		h.deth.sqpn = qp->qpn;
 		sport = sroce_udp_sport(qp->qpn, wqe->remote_qpn);
 	}
-	skb = sroce_build_pkt(qp, av, &h, len, &payload);
-	if (!skb)
-		return -ENOMEM;
-	if (wqe->is_inline)
-		memcpy(payload, wqe->inline_data + off, len);
-	else
-		err = sroce_sge_copy_out(qp, wqe->sge, wqe->num_sge,
-					 &wqe->cur_sge, &wqe->sge_off,
-					 payload, len);
-	if (!wqe->is_inline && err) {
-		kfree_skb(skb);
-		return err;
+	skb = NULL;
+	if (len && !wqe->is_inline && sroce_pkt_ref_ok(qp, av)) {
+		skb = sroce_req_ref_payload(qp, wqe, av, &h, len);
+		if (IS_ERR(skb))
+			return PTR_ERR(skb);
+	}
+	if (!skb) {
+		skb = sroce_build_pkt(qp, av, &h, len, &payload);
+		if (!skb)
+			return -ENOMEM;
+		if (wqe->is_inline)
+			memcpy(payload, wqe->inline_data + off, len);
+		else
+			err = sroce_sge_copy_out(qp, wqe->sge, wqe->num_sge,
+						 &wqe->cur_sge, &wqe->sge_off,
+						 payload, len);
+		if (!wqe->is_inline && err) {
+			kfree_skb(skb);
+			return err;
+		}
 	}
 	/* a send failure is a lost packet: go-back-N recovers RC */
 	sroce_pkt_send(qp->sdev, av, ud ? NULL : &qp->dst_cache, sport, skb);

@@ -487,6 +487,41 @@ static int sroce_skb_fn(void *kva, u32 off, u32 n, void *arg)
 	return skb_copy_bits(a->skb, a->off + off, kva, n);
 }
 
+/* One piece of a user MR (never crossing a page) as an skb page fragment. */
+static int sroce_frag_fn(void *kva, u32 off, u32 n, void *arg)
+{
+	struct sk_buff *skb = arg;
+	struct page *page = virt_to_page(kva);
+	u32 poff = offset_in_page(kva);
+	int i = skb_shinfo(skb)->nr_frags;
+
+	if (skb_can_coalesce(skb, i, page, poff)) {
+		skb_frag_size_add(&skb_shinfo(skb)->frags[i - 1], n);
+	} else {
+		if (i >= MAX_SKB_FRAGS)
+			return -E2BIG;
+		get_page(page);
+		skb_fill_page_desc(skb, i, page, poff, n);
+	}
+	skb->len += n;
+	skb->data_len += n;
+	skb->truesize += n;
+	return 0;
+}
+
+/*
+ * Append [va, va + len) of a checked MR to skb by reference: only pinned
+ * user pages (-EOPNOTSUPP for others); -E2BIG past MAX_SKB_FRAGS.  Each
+ * fragment holds its page, so a deregistration cannot free it under the
+ * packet.
+ */
+int sroce_mr_ref_skb(struct sroce_mr *mr, u64 va, u32 len, struct sk_buff *skb)
+{
+	if (mr->kind != SROCE_MR_USER)
+		return -EOPNOTSUPP;
+	return sroce_mr_walk(mr, va, len, sroce_frag_fn, skb);
+}
+
 int sroce_mr_from_skb(struct sroce_mr *mr, u64 va, const struct sk_buff *skb,
 		      u32 off, u32 len)
 {

@@ -108,6 +108,7 @@ enum sroce_counter {
 	SROCE_CNT_RX_DROP_UC_MSG,
 	SROCE_CNT_ENGINE_BUSY,
 	SROCE_CNT_WORKER_PASS,
+	SROCE_CNT_LOOPBACK_ZCOPY,
 	SROCE_NUM_COUNTERS,
 };
 
@@ -753,6 +754,7 @@ struct sroce_mr *sroce_mw_get(struct sroce_qp *qp, u32 key, u64 va, u32 len,
 void sroce_mw_put(struct sroce_mr *mr, struct sroce_mw *mw);
 int sroce_mr_copy(struct sroce_mr *mr, u64 va, void *buf, u32 len, bool to_mr);
 u64 *sroce_mr_atomic_ptr(struct sroce_mr *mr, u64 va);
+int sroce_mr_ref_skb(struct sroce_mr *mr, u64 va, u32 len, struct sk_buff *skb);
 int sroce_mr_from_skb(struct sroce_mr *mr, u64 va, const struct sk_buff *skb,
 		      u32 off, u32 len);
 int sroce_ah_lookup_av(struct sroce_dev *sdev, u32 ah_num, struct ib_pd *pd,
@@ -778,6 +780,11 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 /* drivers/net */
 int sroce_net_init(void);
 void sroce_net_exit(void);
+int sroce_txbuf_init(void);
+void sroce_txbuf_exit(void);
+struct sk_buff *sroce_txbuf_skb(unsigned int size);
+int sroce_txbuf_trailer(struct sk_buff *skb, unsigned int n);
+bool sroce_av_is_local(const struct sroce_av *av);
 int sroce_net_get(struct net *net);
 void sroce_net_put(struct net *net);
 struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct sroce_av *av,

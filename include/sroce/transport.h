@@ -28,6 +28,12 @@ struct sk_buff *sroce_build_pkt(struct sroce_qp *qp, const struct sroce_av *av,
 				struct sroce_pkt_hdrs *h, u32 payload_len,
 				u8 **payload);
 
+bool sroce_pkt_ref_ok(const struct sroce_qp *qp, const struct sroce_av *av);
+struct sk_buff *sroce_build_pkt_ref(struct sroce_qp *qp,
+				    const struct sroce_av *av,
+				    struct sroce_pkt_hdrs *h, u32 payload_len);
+int sroce_pkt_ref_end(struct sk_buff *skb, const struct sroce_pkt_hdrs *h);
+
 /* ACK/NAK on behalf of the responder. */
 int sroce_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome);
 
@@ -35,6 +41,9 @@ int sroce_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome);
 int sroce_sge_copy_out(struct sroce_qp *qp, const struct sroce_sge *sge,
 		       u32 num_sge, u32 *cur_sge, u32 *sge_off, u8 *dst,
 		       u32 len);
+int sroce_sge_ref_out(struct sroce_qp *qp, const struct sroce_sge *sge,
+		      u32 num_sge, u32 *cur_sge, u32 *sge_off,
+		      struct sk_buff *skb, u32 len);
 int sroce_sge_copy_in(struct sroce_qp *qp, struct sroce_pd *pd,
 		      const struct sroce_sge *sge, u32 num_sge, u32 *cur_sge,
 		      u32 *sge_off, const struct sk_buff *skb, u32 off, u32 len);

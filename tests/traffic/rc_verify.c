@@ -30,6 +30,9 @@
  *                 the first batch, its WQEs still in flight (with -E loc_prot:
  *                 a WQE not yet transmitted fails with LOC_PROT_ERR)
  *     -K          client: the server exits right after QP setup (peer vanishes)
+ *     -G N        client: gather each SEND and WRITE from N SGEs (default 1),
+ *                 each piece a copy of its part of the message in a page of
+ *                 its own, so that no two pieces are adjacent in memory
  *     -H SECS     after the OK line, print "rc_verify: HOLD qpn=<n>" and keep
  *                 the QP for SECS seconds before exiting (per-QP counters)
  *     -v          verbose
@@ -151,7 +154,11 @@ static int rounds = 1, depth = 16;
 static int tmo = 120;
 static int mtu_opt;
 static int ack_timeout = 14, retry_cnt = 7, rnr_retry = 7, min_rnr = 12;
-static int late_ms, no_post, kill_peer, verbose, hold_secs, dereg_early;
+static int late_ms, no_post, kill_peer, verbose, hold_secs, dereg_early, gather_n = 1;
+/* -G: piece j of WQE i at gather_buf + (i * gather_n + j) * gather_stride + a small offset */
+static uint8_t *gather_buf;
+static struct ibv_mr *gather_mr;
+static uint64_t gather_stride;
 static int expect = -1; /* -1: no -E; else wanted status, or -2 for "any" */
 static int expect_secs = 60;
 static int given_S, given_o, given_n, given_q; /* server: explicit plan options */
@@ -278,6 +285,7 @@ static void usage(void)
 		"  server: -L MS (post receives late)  -N (never post receives)\n"
 		"  client: -E rnr_retry_exc|retry_exc|loc_prot|any [-W SECS]  -K (server vanishes)\n"
 		"  client: -D (deregister the data MR under the first batch)  -v\n"
+		"  client: -G N (gather SEND/WRITE from N scattered SGEs)\n"
 		"  -H SECS (keep the QP that long after OK)\n");
 	exit(2);
 }
@@ -944,6 +952,18 @@ static void create_resources(void)
 		      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC, "atomic");
 	ctrl_buf = alloc_area(4096);
 	ctrl_mr = reg(ctrl_buf, 4096, IBV_ACCESS_LOCAL_WRITE, "control");
+	if (gather_n > 1) {
+		uint64_t biggest = 0, len;
+
+		for (i = 0; i < nsteps; i++)
+			if (plan[i].size > biggest)
+				biggest = plan[i].size;
+		/* a page between pieces: never contiguous */
+		gather_stride = ((biggest / gather_n + 1 + 8 + 4095) & ~4095ULL) + 4096;
+		len = (uint64_t)depth * gather_n * gather_stride;
+		gather_buf = alloc_area(len);
+		gather_mr = reg(gather_buf, len, IBV_ACCESS_LOCAL_WRITE, "gather");
+	}
 	if (is_server) {
 		/* The READ source: known bytes the client can check without an exchange. */
 		read_buf = alloc_area(area);
@@ -951,7 +971,7 @@ static void create_resources(void)
 		read_mr = reg(read_buf, area, IBV_ACCESS_REMOTE_READ, "read");
 	}
 	swr = calloc(depth, sizeof(*swr));
-	sgl = calloc(depth, sizeof(*sgl));
+	sgl = calloc((size_t)depth * gather_n, sizeof(*sgl));
 	trk_cap = 2 * depth + 16;
 	trk = calloc(trk_cap, sizeof(*trk));
 
@@ -960,7 +980,7 @@ static void create_resources(void)
 	ia.qp_type = IBV_QPT_RC;
 	ia.cap.max_send_wr = depth + 4;
 	ia.cap.max_recv_wr = depth + 4;
-	ia.cap.max_send_sge = 1;
+	ia.cap.max_send_sge = gather_n;
 	ia.cap.max_recv_sge = 1;
 	qp = placement ? create_qp_ex(&ia) : ibv_create_qp(pd, &ia);
 	if (!qp)
@@ -1332,6 +1352,26 @@ static const char *step_str(int k)
 
 /* ---- client ---- */
 
+/* -G: the message's bytes as copies in up to gather_n scattered pieces. */
+static int gather_sges(struct ibv_sge *g, int i, const uint8_t *msg, uint64_t size)
+{
+	uint64_t n = size < (uint64_t)gather_n ? (size ? size : 1) : (uint64_t)gather_n;
+	uint64_t off = 0, j;
+
+	for (j = 0; j < n; j++) {
+		uint64_t len = j == n - 1 ? size - off : size / n;
+		/* odd offsets: pieces start anywhere in a page */
+		uint8_t *p = gather_buf + ((uint64_t)i * gather_n + j) * gather_stride + ((5 * j + 1) & 7);
+
+		memcpy(p, msg + off, len);
+		g[j].addr = (uintptr_t)p;
+		g[j].length = (uint32_t)len;
+		g[j].lkey = gather_mr->lkey;
+		off += len;
+	}
+	return (int)n;
+}
+
 static void client_post_batch(int k)
 {
 	const struct step *s = &plan[k];
@@ -1340,7 +1380,7 @@ static void client_post_batch(int k)
 
 	for (i = 0; i < s->count; i++) {
 		struct ibv_send_wr *w = &swr[i];
-		struct ibv_sge *g = &sgl[i];
+		struct ibv_sge *g = &sgl[(size_t)i * gather_n];
 		uint64_t seq = s->seq0 + i;
 
 		memset(w, 0, sizeof(*w));
@@ -1352,6 +1392,8 @@ static void client_post_batch(int k)
 		g->addr = (uintptr_t)data_buf + lslot(s, i);
 		g->length = s->size;
 		g->lkey = data_mr->lkey;
+		if (gather_n > 1 && (s->op == OP_SEND || s->op == OP_WRITE || s->op == OP_WRITEIMM))
+			w->num_sge = gather_sges(g, i, data_buf + lslot(s, i), s->size);
 		switch (s->op) {
 		case OP_SEND:
 			w->opcode = IBV_WR_SEND;
@@ -1939,7 +1981,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	nsizes = parse_sizes("1,2,63,64,1000,1024,1025,4096,65536,65537,262147,1048576,4194304", sizes);
 	nops = parse_ops("send,write,writeimm,read,cas,faa", ops);
-	while ((c = getopt(argc, argv, "sc:d:x:p:S:o:n:q:t:m:T:r:R:M:L:NE:W:KH:Dvh")) != -1) {
+	while ((c = getopt(argc, argv, "sc:d:x:p:S:o:n:q:t:m:T:r:R:M:L:NE:W:KH:DG:vh")) != -1) {
 		switch (c) {
 		case 's': is_server = 1; break;
 		case 'c': server_ip = optarg; break;
@@ -1974,6 +2016,7 @@ int main(int argc, char **argv)
 		case 'K': kill_peer = 1; break;
 		case 'H': hold_secs = atoi(optarg); break;
 		case 'D': dereg_early = 1; break;
+		case 'G': gather_n = atoi(optarg); break;
 		case 'v': verbose = 1; break;
 		default: usage();
 		}
@@ -1981,10 +2024,11 @@ int main(int argc, char **argv)
 	if (optind != argc || is_server == !!server_ip || rounds < 1 || depth < 1 || depth > 4096 ||
 	    tmo < 1 || expect_secs < 1 || ack_timeout < 0 || ack_timeout > 31 || retry_cnt < 0 ||
 	    retry_cnt > 7 || rnr_retry < 0 || rnr_retry > 7 || min_rnr < 0 || min_rnr > 31 ||
-	    late_ms < 0 || tcp_port < 1 || tcp_port > 65535 || hold_secs < 0)
+	    late_ms < 0 || tcp_port < 1 || tcp_port > 65535 || hold_secs < 0 || gather_n < 1 ||
+	    gather_n > 64)
 		usage();
-	if (is_server && (expect != -1 || dereg_early))
-		usage(); /* -E and -D are the client's */
+	if (is_server && (expect != -1 || dereg_early || gather_n > 1))
+		usage(); /* -E, -D and -G are the client's */
 
 	open_device();
 	if (is_server) {
