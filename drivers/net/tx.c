@@ -51,7 +51,7 @@ static void sroce_tx_wake(struct sroce_dev *sdev, struct sroce_qp *only)
  * qdiscs, driver rings and peer queues.  Destroy waits for the charge to
  * drain; RCU keeps the QP alive until this returns.
  */
-static void sroce_skb_tx_dtor(struct sk_buff *skb)
+static void sroce_skb_uncharge(struct sk_buff *skb)
 {
 	struct sroce_qp *qp = skb_shinfo(skb)->destructor_arg;
 	struct sroce_dev *sdev = qp->sdev;
@@ -68,6 +68,95 @@ static void sroce_skb_tx_dtor(struct sk_buff *skb)
 	if (unlikely(!qout && READ_ONCE(qp->dying)))
 		wake_up(&qp->skb_wait);
 	rcu_read_unlock();
+}
+
+static void sroce_skb_tx_dtor(struct sk_buff *skb)
+{
+	sroce_skb_uncharge(skb);
+}
+
+/* A payload by reference (loopback zero copy, drivers/transport/pkt.c)
+ * holds its MR, so deregistration waits for the packet, and counts in
+ * its QP's zc_out, so the QP reports no failed WQE and does not reset or
+ * go away while the peer may still read the pages (sroce_qp_zc_busy).
+ */
+struct sroce_zc_cb {
+	struct sroce_mr	*mr;
+};
+
+#define SROCE_ZC_CB(skb) ((struct sroce_zc_cb *)(skb)->cb)
+
+static void sroce_skb_zc_release(struct sk_buff *skb)
+{
+	struct sroce_qp *qp = skb_shinfo(skb)->destructor_arg;
+
+	rcu_read_lock();
+	sroce_mr_unref(SROCE_ZC_CB(skb)->mr);
+	/* fully ordered: pairs with the barrier in sroce_qp_zc_busy() */
+	if (atomic_dec_and_test(&qp->zc_out) && READ_ONCE(qp->zc_wait)) {
+		wake_up(&qp->skb_wait);
+		sroce_qp_sched(qp);
+	}
+	rcu_read_unlock();
+}
+
+/* Freed before it reached the loopback queue (e.g. a build error). */
+static void sroce_skb_zc_tx_dtor(struct sk_buff *skb)
+{
+	sroce_skb_uncharge(skb);
+	sroce_skb_zc_release(skb);
+}
+
+/* Once a peer QP queued it: no skb_out charge any more (sroce_loopback). */
+static void sroce_skb_zc_dtor(struct sk_buff *skb)
+{
+	sroce_skb_zc_release(skb);
+}
+
+/* The first piece of a payload by reference: hold its MR (the only one). */
+void sroce_pkt_zc_hold(struct sk_buff *skb, struct sroce_mr *mr)
+{
+	struct sroce_qp *qp = skb_shinfo(skb)->destructor_arg;
+
+	refcount_inc(&mr->ref);
+	SROCE_ZC_CB(skb)->mr = mr;
+	atomic_inc(&qp->zc_out);
+	skb->destructor = sroce_skb_zc_tx_dtor;
+}
+
+struct sroce_mr *sroce_pkt_zc_mr(const struct sk_buff *skb)
+{
+	return skb->destructor == sroce_skb_zc_tx_dtor ?
+	       SROCE_ZC_CB(skb)->mr : NULL;
+}
+
+/* May the QP let its consumer have send buffers back outside a normal
+ * completion (a failed WQE, a flush, RESET)?  Not while a peer may still
+ * read them: the last such packet's destructor schedules the QP again.
+ */
+bool sroce_qp_zc_busy(struct sroce_qp *qp)
+{
+	if (likely(!atomic_read(&qp->zc_out))) {
+		/* callers hold eng_lock: no other waiter to keep it for */
+		if (unlikely(qp->zc_wait))
+			WRITE_ONCE(qp->zc_wait, false);
+		return false;
+	}
+	WRITE_ONCE(qp->zc_wait, true);
+	/* pairs with atomic_dec_and_test() in sroce_skb_zc_release() */
+	smp_mb();
+	return atomic_read(&qp->zc_out) != 0;
+}
+
+/* RESET and destroy: wait until no peer holds a packet of ours by reference. */
+void sroce_qp_zc_drain(struct sroce_qp *qp)
+{
+	if (!sroce_qp_zc_busy(qp))
+		return;
+	while (!wait_event_timeout(qp->skb_wait, !atomic_read(&qp->zc_out),
+				   10 * HZ))
+		pr_warn_ratelimited("sroce: QP %u waits for %d packets a peer still reads\n",
+				    qp->qpn, atomic_read(&qp->zc_out));
 }
 
 static bool sroce_tx_has_room(struct sroce_qp *qp)
@@ -116,6 +205,8 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp,
 		return NULL;
 	skb_reserve(skb, hroom);
 	*bth = skb_put(skb, bth_len + payload_len + SROCE_ICRC_BYTES);
+	/* a recycled head holds old packets: a driver padding a short frame must find zeros */
+	memset(skb_tail_pointer(skb), 0, min_t(int, skb_tailroom(skb), 16));
 	skb_shinfo(skb)->destructor_arg = qp;
 	skb->destructor = sroce_skb_tx_dtor;
 	atomic_inc(&qp->skb_out);
@@ -160,13 +251,17 @@ static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
 	struct sroce_qp *from = skb_shinfo(skb)->destructor_arg;
 
 	sroce_qp_count(from, SROCE_CNT_LOOPBACK);
-	/* only a payload by reference (sroce_pkt_ref_ok) makes a non-linear one */
-	if (skb_is_nonlinear(skb))
-		sroce_qp_count(from, SROCE_CNT_LOOPBACK_ZCOPY);
 	/* Uncharge it: a peer that holds it in its (bounded) queue must not
 	 * stop us, or two QPs waiting on each other's room would deadlock.
+	 * A payload by reference stays counted in zc_out until it is freed.
 	 */
-	skb_orphan(skb);
+	if (skb->destructor == sroce_skb_zc_tx_dtor) {
+		sroce_qp_count(from, SROCE_CNT_LOOPBACK_ZCOPY);
+		sroce_skb_uncharge(skb);
+		skb->destructor = sroce_skb_zc_dtor;
+	} else {
+		skb_orphan(skb);
+	}
 	skb_pull(skb, skb_transport_offset(skb) + sizeof(struct udphdr));
 	rcu_read_lock();
 	sroce_rcv(sdev, skb, from);

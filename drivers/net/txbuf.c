@@ -47,7 +47,8 @@ static struct sk_buff *sroce_txbuf_take(struct sroce_txbuf_ring *r,
 		r->next = (i + 1) % SROCE_TXBUF_SLOTS;
 		page = r->slot[i];
 		if (!page) {
-			page = alloc_pages(GFP_ATOMIC | __GFP_NOWARN |
+			/* not from the reserves: a kept page would mark every skb pfmemalloc */
+			page = alloc_pages(GFP_ATOMIC | __GFP_NOWARN | __GFP_NOMEMALLOC |
 					   (order ? __GFP_COMP : 0), order);
 			if (!page)
 				return NULL;
@@ -115,17 +116,18 @@ int sroce_txbuf_init(void)
 /* Drops the slots' references; pages still in an skb go with that skb. */
 void sroce_txbuf_exit(void)
 {
+	struct sroce_txbuf_cpu __percpu *rings = sroce_txbuf;
 	unsigned int cpu, o, i;
 
+	sroce_txbuf = NULL;
 	for_each_possible_cpu(cpu) {
-		struct sroce_txbuf_cpu *c = per_cpu_ptr(sroce_txbuf, cpu);
+		struct sroce_txbuf_cpu *c = per_cpu_ptr(rings, cpu);
 
 		for (o = 0; o < SROCE_TXBUF_ORDERS; o++)
 			for (i = 0; i < SROCE_TXBUF_SLOTS; i++)
 				if (c->ring[o].slot[i])
 					put_page(c->ring[o].slot[i]);
 	}
-	free_percpu(sroce_txbuf);
-	sroce_txbuf = NULL;
+	free_percpu(rings);
 	put_page(sroce_txbuf_zero);
 }

@@ -90,6 +90,11 @@ void sroce_comp_complete(struct sroce_qp *qp)
 		/* a READ/atomic failed before its answer still held a slot */
 		sroce_comp_rd_done(qp, wqe);
 		failed = wqe->status != IB_WC_SUCCESS;
+		/* a peer may still read our pages: the flush reports it later */
+		if (failed && (qp->comp.fail_pending || sroce_qp_zc_busy(qp))) {
+			qp->comp.fail_pending = true;
+			break;
+		}
 		sroce_comp_retire(qp, wqe, wqe->status, failed ||
 				  qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
 				  (wqe->send_flags & IB_SEND_SIGNALED));
@@ -115,6 +120,9 @@ bool sroce_comp_flush_sq(struct sroce_qp *qp)
 	bool more = false;
 
 	sroce_assert_engine(qp);
+	/* the consumer gets no buffer back while a peer may read it */
+	if (sroce_qp_zc_busy(qp))
+		return false;
 	if (qp->user)
 		more = sroce_sq_fetch(qp, SROCE_FLUSH_BUDGET);
 	/* acquire: pairs with the release of head in kernel post_send */
@@ -126,8 +134,12 @@ bool sroce_comp_flush_sq(struct sroce_qp *qp)
 			more = true;
 			break;
 		}
-		if (wqe->state != SROCE_WQE_DONE ||
-		    wqe->status != IB_WC_SUCCESS)
+		if (qp->comp.fail_pending) {
+			/* the failure sroce_comp_complete() held back */
+			qp->comp.fail_pending = false;
+			sroce_comp_retire(qp, wqe, wqe->status, true);
+		} else if (wqe->state != SROCE_WQE_DONE ||
+			   wqe->status != IB_WC_SUCCESS)
 			sroce_comp_retire(qp, wqe, IB_WC_WR_FLUSH_ERR, true);
 		else
 			sroce_comp_retire(qp, wqe, IB_WC_SUCCESS,

@@ -531,6 +531,8 @@ void sroce_qp_engine_init(struct sroce_qp *qp)
 	skb_queue_head_init(&qp->req_rxq);
 	skb_queue_head_init(&qp->resp_rxq);
 	atomic_set(&qp->skb_out, 0);
+	atomic_set(&qp->zc_out, 0);
+	qp->zc_wait = false;
 	INIT_LIST_HEAD(&qp->stall_node);
 	init_waitqueue_head(&qp->skb_wait);
 	timer_setup(&qp->retrans_timer, sroce_retrans_timer_fn, 0);
@@ -547,8 +549,12 @@ void sroce_qp_reset_engine(struct sroce_qp *qp)
 	sroce_timer_delete(&qp->retrans_timer);
 	sroce_timer_delete(&qp->rnr_timer);
 	sroce_rxq_purge(qp);
+	/* the WQEs go without completions: no peer may still read their pages */
+	sroce_qp_zc_drain(qp);
 	/* atomic: doorbells set bits without the lock */
 	xchg(&qp->events, 0);
+	/* what a loopback peer queued meanwhile: its KICK went with the bits */
+	sroce_rxq_purge(qp);
 	qp->sq_fetch_owed = false;
 	qp->last_wqe_sent = false;
 	memset(&qp->req, 0, sizeof(qp->req));
@@ -576,6 +582,7 @@ void sroce_qp_engine_stop(struct sroce_qp *qp)
 				   10 * HZ))
 		pr_warn_ratelimited("sroce: QP %u waits for %d transmitted packets to be freed\n",
 				    qp->qpn, atomic_read(&qp->skb_out));
+	sroce_qp_zc_drain(qp);
 	spin_lock_irqsave(&sdev->stall_lock, flags);
 	list_del_init(&qp->stall_node);
 	spin_unlock_irqrestore(&sdev->stall_lock, flags);

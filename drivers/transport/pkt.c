@@ -49,16 +49,19 @@ struct sk_buff *sroce_build_pkt(struct sroce_qp *qp, const struct sroce_av *av,
 /*
  * Loopback zero copy.  A packet to our own GID never reaches a netdev:
  * the peer QP's engine copies its payload into place.  So an RC request
- * or READ response may carry its payload as references to the sender's
- * pinned user pages instead of a copy (one copy per byte instead of
- * two).  RC only: its requester completes a WQE when the responder has
- * placed the data, so the pages are not handed back to the consumer
- * while a packet still reads them; a UD or UC send completes as it
- * leaves.
+ * (SEND, WRITE) of a user QP may carry its payload as references to the
+ * sender's pinned user pages instead of a copy: one copy per byte
+ * instead of two.  The pages must not go back to the consumer while a
+ * packet can still read them.  RC completes a WQE only when the
+ * responder has placed its data (a UD or UC send completes as it leaves);
+ * a failed WQE, a flush or RESET waits for the QP's zc_out to drain, and
+ * the packet holds its MR, so deregistration waits for it too
+ * (drivers/net/tx.c).  READ responses stay copies: the responder's
+ * consumer gets no completion that would order a reuse after them.
  */
 bool sroce_pkt_ref_ok(const struct sroce_qp *qp, const struct sroce_av *av)
 {
-	return qp->type == IB_QPT_RC && sroce_av_is_local(av);
+	return qp->type == IB_QPT_RC && qp->user && sroce_av_is_local(av);
 }
 
 /* Headers only: the caller appends the payload, then sroce_pkt_ref_end(). */
@@ -120,6 +123,21 @@ static void sroce_sge_dbg(struct sroce_qp *qp, const struct sroce_sge *s,
 			      err);
 }
 
+/* One piece by reference: one user MR per packet, which the packet holds. */
+static int sroce_sge_ref_piece(struct sk_buff *skb, struct sroce_mr *mr,
+			       u64 va, u32 n)
+{
+	struct sroce_mr *held = sroce_pkt_zc_mr(skb);
+
+	if (mr->kind != SROCE_MR_USER)
+		return -EOPNOTSUPP;
+	if (held && held != mr)
+		return -E2BIG;
+	if (!held)
+		sroce_pkt_zc_hold(skb, mr);
+	return sroce_mr_ref_skb(mr, va, n, skb);
+}
+
 /*
  * Gather len bytes of the SGE list, advancing the cursor: copied into dst,
  * or, without dst, appended to skb by reference (sroce_mr_ref_skb).
@@ -152,8 +170,7 @@ static int sroce_sge_gather(struct sroce_qp *qp, const struct sroce_sge *sge,
 				err = sroce_mr_copy(mr, s->addr + *sge_off, dst, n,
 						    false);
 			else
-				err = sroce_mr_ref_skb(mr, s->addr + *sge_off, n,
-						       skb);
+				err = sroce_sge_ref_piece(skb, mr, s->addr + *sge_off, n);
 			sroce_mr_put(mr);
 			if (err)
 				return err;
@@ -180,7 +197,8 @@ int sroce_sge_copy_out(struct sroce_qp *qp, const struct sroce_sge *sge,
 
 /*
  * As sroce_sge_copy_out, by reference into a sroce_build_pkt_ref() skb.
- * -EOPNOTSUPP (not all user MRs) or -E2BIG (too many pieces): copy instead.
+ * -EOPNOTSUPP (not a user MR) or -E2BIG (more than one MR, or too many
+ * pieces): copy instead.
  */
 int sroce_sge_ref_out(struct sroce_qp *qp, const struct sroce_sge *sge,
 		      u32 num_sge, u32 *cur_sge, u32 *sge_off,

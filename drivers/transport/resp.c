@@ -369,21 +369,6 @@ static void sroce_resp_read_arm(struct sroce_qp *qp, struct sroce_rd_res *res,
 		r->rd_cur = res;
 }
 
-/* A READ response carrying its payload by reference (sroce_pkt_ref_ok), or NULL. */
-static struct sk_buff *sroce_resp_ref_payload(struct sroce_qp *qp,
-					      struct sroce_pkt_hdrs *h,
-					      struct sroce_mr *mr, u64 va, u32 len)
-{
-	struct sk_buff *skb = sroce_build_pkt_ref(qp, &qp->av, h, len);
-
-	if (skb && (sroce_mr_ref_skb(mr, va, len, skb) ||
-		    sroce_pkt_ref_end(skb, h))) {
-		kfree_skb(skb);
-		skb = NULL;
-	}
-	return skb;
-}
-
 /*
  * Send READ responses from the cursor, up to *budget packets and as skb
  * room allows; the engine calls again until none are pending, so a 2 GiB
@@ -435,17 +420,11 @@ bool sroce_resp_read_run(struct sroce_qp *qp, int *budget)
 			h.bth.psn = res->next_psn;
 			h.aeth.syndrome = sroce_aeth_syn_ack(SROCE_AETH_CREDIT_INVALID);
 			h.aeth.msn = res->msn & SROCE_PSN_MASK;
-			skb = len && sroce_pkt_ref_ok(qp, &qp->av) ?
-			      sroce_resp_ref_payload(qp, &h, mr, res->va + off, len) :
-			      NULL;
-			if (!skb)
-				skb = sroce_build_pkt(qp, &qp->av, &h, len, &payload);
-			else
-				payload = NULL;
+			skb = sroce_build_pkt(qp, &qp->av, &h, len, &payload);
 			if (!skb)
 				break;
-			if (payload && len &&
-			    sroce_mr_copy(mr, res->va + off, payload, len, false)) {
+			if (len && sroce_mr_copy(mr, res->va + off, payload, len,
+						 false)) {
 				kfree_skb(skb);
 				break;
 			}

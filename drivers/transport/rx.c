@@ -232,6 +232,18 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 		sroce_qp_put(qp);
 		goto drop;
 	}
+	/*
+	 * Every QP of the device shares its GID, so for loopback the engine's
+	 * peer check cannot tell our peer from another local QP: the QPN can.
+	 * (A forged ACK could complete a WQE whose payload the peer has yet
+	 * to read by reference.)
+	 */
+	if (from && (qp->type == IB_QPT_RC || qp->type == IB_QPT_UC) &&
+	    from->qpn != READ_ONCE(qp->dest_qpn)) {
+		sroce_qp_count(qp, SROCE_CNT_RX_DROP_PEER);
+		sroce_qp_put(qp);
+		goto drop;
+	}
 	/* counted once: on its QP (which may be bound to a counter) or here */
 	sroce_qp_count(qp, SROCE_CNT_RX_PKTS);
 	sroce_rx_enqueue(qp, skb, h.info->mask & SROCE_M_REQ, from);

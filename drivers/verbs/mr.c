@@ -79,7 +79,10 @@ static void sroce_mr_free(struct sroce_mr *mr)
 
 	xa_erase(&sdev->mr_xa, mr->key >> 8);
 	sroce_mr_unref(mr);
-	wait_for_completion(&mr->done);
+	/* a loopback packet that references our pages holds the MR until freed */
+	while (!wait_for_completion_timeout(&mr->done, 10 * HZ))
+		pr_warn_ratelimited("sroce: MR %#x waits for packets that still reference it\n",
+				    mr->key);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kvfree(mr->pages);

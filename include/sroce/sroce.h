@@ -512,6 +512,8 @@ struct sroce_comp_state {
 	const struct sroce_swqe *ooo_wqe;
 	u32	ooo_first_psn;
 	DECLARE_BITMAP(ooo, SROCE_READ_OOO_WINDOW);
+	/* the WQE at sq.comp failed: its own status, after zc_out drains */
+	bool	fail_pending;
 };
 
 struct sroce_resp_state {
@@ -586,6 +588,9 @@ struct sroce_qp {
 	struct sk_buff_head	req_rxq;	/* requests, for the responder */
 	struct sk_buff_head	resp_rxq;	/* ACKs/responses, for the completer */
 	atomic_t		skb_out;	/* our transmitted skbs not yet freed */
+	/* our skbs whose payload references user pages (sroce_pkt_zc_hold) */
+	atomic_t		zc_out;
+	bool			zc_wait;	/* someone waits for zc_out to drain */
 	bool			tx_stalled;	/* on sdev->stalled or waiting on skb_out */
 	bool			last_wqe_sent;	/* LAST_WQE_REACHED raised in this ERR */
 	struct list_head	stall_node;
@@ -785,6 +790,10 @@ void sroce_txbuf_exit(void);
 struct sk_buff *sroce_txbuf_skb(unsigned int size);
 int sroce_txbuf_trailer(struct sk_buff *skb, unsigned int n);
 bool sroce_av_is_local(const struct sroce_av *av);
+void sroce_pkt_zc_hold(struct sk_buff *skb, struct sroce_mr *mr);
+struct sroce_mr *sroce_pkt_zc_mr(const struct sk_buff *skb);
+bool sroce_qp_zc_busy(struct sroce_qp *qp);
+void sroce_qp_zc_drain(struct sroce_qp *qp);
 int sroce_net_get(struct net *net);
 void sroce_net_put(struct net *net);
 struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct sroce_av *av,

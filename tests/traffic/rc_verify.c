@@ -30,7 +30,7 @@
  *                 the first batch, its WQEs still in flight (with -E loc_prot:
  *                 a WQE not yet transmitted fails with LOC_PROT_ERR)
  *     -K          client: the server exits right after QP setup (peer vanishes)
- *     -G N        client: gather each SEND and WRITE from N SGEs (default 1),
+ *     -G N        client: gather each SEND and WRITE from N SGEs (1..32, default 1),
  *                 each piece a copy of its part of the message in a page of
  *                 its own, so that no two pieces are adjacent in memory
  *     -H SECS     after the OK line, print "rc_verify: HOLD qpn=<n>" and keep
@@ -2025,10 +2025,12 @@ int main(int argc, char **argv)
 	    tmo < 1 || expect_secs < 1 || ack_timeout < 0 || ack_timeout > 31 || retry_cnt < 0 ||
 	    retry_cnt > 7 || rnr_retry < 0 || rnr_retry > 7 || min_rnr < 0 || min_rnr > 31 ||
 	    late_ms < 0 || tcp_port < 1 || tcp_port > 65535 || hold_secs < 0 || gather_n < 1 ||
-	    gather_n > 64)
+	    gather_n > 32)
 		usage();
 	if (is_server && (expect != -1 || dereg_early || gather_n > 1))
 		usage(); /* -E, -D and -G are the client's */
+	if (dereg_early && gather_n > 1)
+		usage(); /* -D deregisters the data MR, which -G does not send from */
 
 	open_device();
 	if (is_server) {

@@ -317,24 +317,25 @@ t_rc_verify() {
 # SEND and WRITE gathered from scattered SGEs (rc_verify -G: each piece a
 # copy in a page of its own), every byte checked by the server.  sroce puts
 # a loopback RC payload into the packet as references to the user pages
-# (loopback_zcopy_pkts) when it fits in the skb's fragments, and copies a
-# payload of more pieces: -G 4 must take the first way, -G 32 with 1000 and
-# 1024 B messages (31-32 B pieces, one packet each) the second.
+# (loopback_zcopy_pkts) when it fits in the skb's fragments (17 on Debian's
+# kernels, one for the trailer), and copies a payload of more pieces: -G 4
+# must take the first way, -G 32 with 1000 and 1024 B messages (31-32 B
+# pieces, one 1024 B packet each) the second.
 rcv_ok_field() { sed -n "s/^rc_verify: OK.* $1=\([0-9]*\).*/\1/p" /tmp/rcv-cli.txt; }
 t_rc_verify_gather() {
 	local z0 z1 z2 bytes ops
 	ensure_link
 	z0=$(counter loopback_zcopy_pkts)
-	rcv_pair "" "-o send,write,writeimm -S 1,63,4096,4097,65536 -G 4"
+	rcv_pair "-m 1024" "-m 1024 -o send,write,writeimm -S 1,63,4096,4097,65536 -G 4"
 	bytes=$(rcv_ok_field bytes)
 	z1=$(counter loopback_zcopy_pkts)
-	rcv_pair "" "-o send,write,writeimm -S 1000,1024 -G 32"
+	rcv_pair "-m 1024" "-m 1024 -o send,write,writeimm -S 1000,1024 -G 32"
 	ops=$(rcv_ok_field ops)
 	z2=$(counter loopback_zcopy_pkts)
 	info "-G 4: $bytes bytes, loopback_zcopy_pkts +$((z1 - z0)); -G 32: $ops WQEs, +$((z2 - z1))"
 	if [[ $SROCE_DRV == sroce ]]; then
-		# at least one packet per 4 KiB of data went by reference
-		(((z1 - z0) * 4096 >= bytes)) || fail "-G 4: only $((z1 - z0)) packets by reference for $bytes bytes"
+		# every 1024 B data packet went by reference (and the control SENDs)
+		(((z1 - z0) * 1024 >= bytes)) || fail "-G 4: only $((z1 - z0)) packets by reference for $bytes bytes"
 		# the data packets were copied: what moved is control messages
 		(((z2 - z1) * 2 < ops)) || fail "-G 32: $((z2 - z1)) packets by reference for $ops one-packet WQEs of 31-32 pieces"
 	fi
