@@ -59,9 +59,11 @@ struct sk_buff *sroce_build_pkt(struct sroce_qp *qp, const struct sroce_av *av,
  * (drivers/net/tx.c).  READ responses stay copies: the responder's
  * consumer gets no completion that would order a reuse after them.
  */
-bool sroce_pkt_ref_ok(const struct sroce_qp *qp, const struct sroce_av *av)
+bool sroce_pkt_ref_ok(const struct sroce_qp *qp, const struct sroce_av *av,
+		      u32 len)
 {
-	return qp->type == IB_QPT_RC && qp->user && sroce_av_is_local(av);
+	return len >= SROCE_ZCOPY_MIN && qp->type == IB_QPT_RC && qp->user &&
+	       sroce_av_is_local(av);
 }
 
 /* Headers only: the caller appends the payload, then sroce_pkt_ref_end(). */

@@ -235,7 +235,7 @@ static int sroce_req_send_seg(struct sroce_qp *qp, struct sroce_swqe *wqe,
 		sport = sroce_udp_sport(qp->qpn, wqe->remote_qpn);
 	}
 	skb = NULL;
-	if (len && !wqe->is_inline && sroce_pkt_ref_ok(qp, av)) {
+	if (!wqe->is_inline && sroce_pkt_ref_ok(qp, av, len)) {
 		skb = sroce_req_ref_payload(qp, wqe, av, &h, len);
 		if (IS_ERR(skb))
 			return PTR_ERR(skb);

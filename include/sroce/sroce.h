@@ -56,6 +56,7 @@
 #define SROCE_GSI_QPN		1
 #define SROCE_MAX_UNACKED_PSNS	256
 #define SROCE_READ_OOO_WINDOW	256	/* READ responses placed past a gap */
+#define SROCE_ZCOPY_MIN		512	/* smaller payloads: a copy is cheaper than references */
 #define SROCE_ACKREQ_EVERY	16	/* request an ACK at least this often */
 #define SROCE_CWND_MIN		16	/* window right after a go-back */
 #define SROCE_ENGINE_BUDGET	64	/* packets handled per engine pass */

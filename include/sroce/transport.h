@@ -28,7 +28,8 @@ struct sk_buff *sroce_build_pkt(struct sroce_qp *qp, const struct sroce_av *av,
 				struct sroce_pkt_hdrs *h, u32 payload_len,
 				u8 **payload);
 
-bool sroce_pkt_ref_ok(const struct sroce_qp *qp, const struct sroce_av *av);
+bool sroce_pkt_ref_ok(const struct sroce_qp *qp, const struct sroce_av *av,
+		      u32 len);
 struct sk_buff *sroce_build_pkt_ref(struct sroce_qp *qp,
 				    const struct sroce_av *av,
 				    struct sroce_pkt_hdrs *h, u32 payload_len);

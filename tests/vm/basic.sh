@@ -323,21 +323,27 @@ t_rc_verify() {
 # pieces, one 1024 B packet each) the second.
 rcv_ok_field() { sed -n "s/^rc_verify: OK.* $1=\([0-9]*\).*/\1/p" /tmp/rcv-cli.txt; }
 t_rc_verify_gather() {
-	local z0 z1 z2 bytes ops
+	local z0 z1 z2 z3 bytes ops ops3
 	ensure_link
 	z0=$(counter loopback_zcopy_pkts)
-	rcv_pair "-m 1024" "-m 1024 -o send,write,writeimm -S 1,63,4096,4097,65536 -G 4"
+	# every data packet carries at least 512 B (SROCE_ZCOPY_MIN)
+	rcv_pair "-m 1024" "-m 1024 -o send,write,writeimm -S 512,1023,4096,4608,65536 -G 4"
 	bytes=$(rcv_ok_field bytes)
 	z1=$(counter loopback_zcopy_pkts)
 	rcv_pair "-m 1024" "-m 1024 -o send,write,writeimm -S 1000,1024 -G 32"
 	ops=$(rcv_ok_field ops)
 	z2=$(counter loopback_zcopy_pkts)
-	info "-G 4: $bytes bytes, loopback_zcopy_pkts +$((z1 - z0)); -G 32: $ops WQEs, +$((z2 - z1))"
+	rcv_pair "-m 1024" "-m 1024 -o send,write,writeimm -S 1,63,511 -G 4"
+	ops3=$(rcv_ok_field ops)
+	z3=$(counter loopback_zcopy_pkts)
+	info "-G 4: $bytes bytes, loopback_zcopy_pkts +$((z1 - z0)); -G 32: $ops WQEs, +$((z2 - z1)); under 512 B: $ops3 WQEs, +$((z3 - z2))"
 	if [[ $SROCE_DRV == sroce ]]; then
-		# every 1024 B data packet went by reference (and the control SENDs)
+		# every data packet went by reference
 		(((z1 - z0) * 1024 >= bytes)) || fail "-G 4: only $((z1 - z0)) packets by reference for $bytes bytes"
 		# the data packets were copied: what moved is control messages
 		(((z2 - z1) * 2 < ops)) || fail "-G 32: $((z2 - z1)) packets by reference for $ops one-packet WQEs of 31-32 pieces"
+		# a small payload is cheaper to copy than to reference
+		((z3 == z2)) || fail "payloads under 512 B: $((z3 - z2)) packets by reference"
 	fi
 	assert_dmesg_clean "test rc_verify_gather"
 }
