@@ -381,9 +381,11 @@ void sroce_qp_unlock(struct sroce_qp *qp)
 }
 
 /*
- * Passes with eng_lock held by the caller; it is dropped here.  A kick
- * that lands during a pass (a doorbell, a loopback sender) gets another
- * one under the same hold, a bounded number of times.  Returns the
+ * Passes with eng_lock held by the caller; it is dropped here.  A pass
+ * that stopped on its budget, or a kick that landed during it (a doorbell,
+ * a loopback sender), gets another one under the same hold, a bounded
+ * number of times: a 64 KiB message is one pass's budget, and requeueing
+ * the work after each cost a worker wakeup per message.  Returns the
  * loopback peer the passes handed packets to, with a reference, or NULL.
  */
 static struct sroce_qp *sroce_engine_run(struct sroce_qp *qp)
@@ -402,8 +404,8 @@ static struct sroce_qp *sroce_engine_run(struct sroce_qp *qp)
 		qp->in_pass = true;
 		more = sroce_engine_pass(qp);
 		qp->in_pass = false;
-		if (more || --passes <= 0 ||
-		    !test_bit(SROCE_QPEV_KICK, &qp->events))
+		if (--passes <= 0 ||
+		    (!more && !test_bit(SROCE_QPEV_KICK, &qp->events)))
 			break;
 		/* a doorbell storm must not hog this CPU: passes are bounded */
 		cond_resched();
