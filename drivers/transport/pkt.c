@@ -49,7 +49,8 @@ struct sk_buff *sroce_build_pkt(struct sroce_qp *qp, const struct sroce_av *av,
 /*
  * Loopback zero copy.  A packet to our own GID never reaches a netdev:
  * the peer QP's engine copies its payload into place.  So an RC request
- * (SEND, WRITE) of a user QP may carry its payload as references to the
+ * (SEND, WRITE) of a user QP may carry its payload, from SROCE_ZCOPY_MIN
+ * bytes up (less is cheaper to copy), as references to the
  * sender's pinned user pages instead of a copy: one copy per byte
  * instead of two.  The pages must not go back to the consumer while a
  * packet can still read them.  RC completes a WQE only when the
