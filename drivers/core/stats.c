@@ -47,6 +47,7 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_ENGINE_BUSY].name = "engine_busy",
 	[SROCE_CNT_WORKER_PASS].name = "worker_passes",
 	[SROCE_CNT_LOOPBACK_ZCOPY].name = "loopback_zcopy_pkts",
+	[SROCE_CNT_ACKREQ_PROBE].name = "ackreq_probes",
 };
 
 /*

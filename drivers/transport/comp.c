@@ -555,6 +555,7 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 		qp->comp.progress_at = jiffies;
 		/* both retry budgets are per message: refill on progress */
 		qp->req.retry_cnt = qp->retry_cnt;
+		qp->req.probed = false;
 		if (!qp->req.rnr_wait)
 			qp->req.rnr_retry = qp->rnr_retry;
 		qp->comp.rewound = false;

@@ -100,6 +100,8 @@ static void sroce_req_sent(struct sroce_qp *qp, u32 psn)
 
 	if (sroce_psn_after(next, qp->req.max_psn))
 		qp->req.max_psn = next;
+	/* every request asks for an ACK unless its sender says otherwise */
+	qp->req.ackreq_owed = false;
 	/* timeout 0: the local ACK timer is infinite (never armed) */
 	if (qp->type == IB_QPT_RC && qp->timeout &&
 	    !timer_pending(&qp->retrans_timer))
@@ -174,6 +176,25 @@ static struct sk_buff *sroce_req_ref_payload(struct sroce_qp *qp,
 	return err == -EOPNOTSUPP || err == -E2BIG ? NULL : ERR_PTR(err);
 }
 /*
+ * Does the last packet of a SEND/WRITE ask for an ACK?  A signaled WQE's
+ * does, an unsignaled one's need not: a later ACK covers it (one every
+ * SROCE_ACKREQ_EVERY packets, a signaled WQE's, a READ's response), so a
+ * stream of small unsignaled messages costs one ACK per 16, not one each.
+ * A tail that nothing covers is probed (sroce_req_probe).
+ */
+static bool sroce_req_tail_ackreq(const struct sroce_qp *qp,
+				  const struct sroce_swqe *wqe, u32 psn)
+{
+	return (wqe->send_flags & IB_SEND_SIGNALED) ||
+	       qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
+	       !qp->timeout ||		/* no ACK timer would probe the tail */
+	       qp->sq_draining ||
+	       sroce_psn_before(psn, qp->req.max_psn) ||	/* a resend */
+	       /* half the ring open: its room must not wait for a probe */
+	       qp->sq.req - qp->sq.comp + 1 >= qp->sq.slots / 2;
+}
+
+/*
  * Send the next segment of a SEND/WRITE WQE.  Returns 1 when the WQE's
  * last packet went out, 0 when more remain, or a negative errno for a
  * local error that fails the WQE.
@@ -213,7 +234,8 @@ static int sroce_req_send_seg(struct sroce_qp *qp, struct sroce_swqe *wqe,
 		   wqe->opcode != IB_WR_RDMA_WRITE;
 	/* ask for an ACK on the last packet the window lets out, too */
 	if (qp->type == IB_QPT_RC &&
-	    (last || ++qp->req.pkts_since_ackreq >= SROCE_ACKREQ_EVERY ||
+	    ((last && sroce_req_tail_ackreq(qp, wqe, h.bth.psn)) ||
+	     ++qp->req.pkts_since_ackreq >= SROCE_ACKREQ_EVERY ||
 	     sroce_psn_diff(h.bth.psn, qp->comp.psn) + 1 >=
 	     sroce_req_window(qp))) {
 		h.bth.ackreq = true;
@@ -258,9 +280,55 @@ static int sroce_req_send_seg(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	/* a send failure is a lost packet: go-back-N recovers RC */
 	sroce_pkt_send(qp->sdev, av, ud ? NULL : &qp->dst_cache, sport, skb);
 	sroce_req_sent(qp, h.bth.psn);
+	if (qp->type == IB_QPT_RC && !h.bth.ackreq) {
+		qp->req.ackreq_owed = true;
+		qp->req.tail_wqe = wqe;
+	}
 	wqe->sent += len;
 	qp->req.psn = sroce_psn_add(h.bth.psn, 1);
 	return last ? 1 : 0;
+}
+
+/*
+ * The last request sent went without AckReq and something now waits for
+ * its ACK (the ACK timer, an SQD drain, a LOCAL_INV behind it): send that
+ * packet again, asking.  The responder answers a duplicate with an ACK
+ * through everything it has, a gap with a sequence NAK.  Returns true if
+ * the probe went out.
+ */
+bool sroce_req_probe(struct sroce_qp *qp)
+{
+	struct sroce_swqe *wqe = qp->req.tail_wqe;
+	u32 sent, cur_sge, sge_off, psn = qp->req.psn;
+	u32 mtu = sroce_req_mtu(qp);
+	int ret;
+
+	sroce_assert_engine(qp);
+	if (!qp->req.ackreq_owed)
+		return false;
+	/* only a caught-up requester: a go-back resends with AckReq anyway */
+	if (psn != qp->req.max_psn || !sroce_req_outstanding(qp) || !wqe ||
+	    wqe->state != SROCE_WQE_SENT || !wqe->npkts ||
+	    sroce_wqe_is_rd_atomic(wqe) ||
+	    wqe->last_psn != sroce_psn_add(psn, SROCE_PSN_MASK) ||
+	    !sroce_tx_room(qp))
+		return false;
+	sent = wqe->sent;
+	cur_sge = wqe->cur_sge;
+	sge_off = wqe->sge_off;
+	wqe->sent = (wqe->npkts - 1) * mtu;
+	if (!wqe->is_inline)
+		sroce_sge_seek(wqe->sge, wqe->num_sge, wqe->sent,
+			       &wqe->cur_sge, &wqe->sge_off);
+	ret = sroce_req_send_seg(qp, wqe, mtu);
+	wqe->sent = sent;
+	wqe->cur_sge = cur_sge;
+	wqe->sge_off = sge_off;
+	qp->req.psn = psn;
+	if (ret != 1)
+		return false;
+	sroce_qp_count(qp, SROCE_CNT_ACKREQ_PROBE);
+	return true;
 }
 
 /* The READ request for what @wqe still lacks: from its first missing response on. */
@@ -479,8 +547,10 @@ bool sroce_req_run(struct sroce_qp *qp, int *budget)
 			 */
 			if ((wqe->opcode == IB_WR_LOCAL_INV ||
 			     (wqe->send_flags & IB_SEND_FENCE)) &&
-			    sroce_comp_first_open(qp, &idx))
+			    sroce_comp_first_open(qp, &idx)) {
+				sroce_req_probe(qp);
 				break;
+			}
 			if (*budget <= 0) {
 				more = true;
 				break;
@@ -612,6 +682,16 @@ void sroce_req_retrans_expired(struct sroce_qp *qp)
 	if ((qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
 	    qp->req.rnr_wait || !sroce_req_outstanding(qp))
 		return;
+	/*
+	 * A tail sent without AckReq was never asked to be acknowledged:
+	 * ask once per progress, and count it a retry only if that fails.
+	 */
+	if (!qp->req.probed && sroce_req_probe(qp)) {
+		qp->req.probed = true;
+		mod_timer(&qp->retrans_timer,
+			  jiffies + sroce_retrans_jiffies(qp));
+		return;
+	}
 	sroce_qp_count(qp, SROCE_CNT_RETRANS_TIMEOUT);
 	qp->stats.retry_timeout++;
 	trace_sroce_retrans(qp, qp->comp.psn, false);

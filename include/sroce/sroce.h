@@ -110,6 +110,7 @@ enum sroce_counter {
 	SROCE_CNT_ENGINE_BUSY,
 	SROCE_CNT_WORKER_PASS,
 	SROCE_CNT_LOOPBACK_ZCOPY,
+	SROCE_CNT_ACKREQ_PROBE,
 	SROCE_NUM_COUNTERS,
 };
 
@@ -492,6 +493,13 @@ struct sroce_req_state {
 	u32	ssn;
 	u32	rd_outstanding;	/* read/atomic requests in flight */
 	u32	pkts_since_ackreq;
+	/*
+	 * The last request packet went without AckReq (an unsignaled
+	 * message's tail): no ACK need come for it until asked (probe).
+	 */
+	bool	ackreq_owed;
+	bool	probed;		/* a probe since the last progress */
+	struct sroce_swqe *tail_wqe;	/* the WQE that sent that packet */
 	u32	cwnd;		/* PSNs that may be unacknowledged; 0: all */
 	bool	need_retry;
 	bool	rnr_wait;

@@ -68,6 +68,7 @@ static inline void sroce_assert_engine(struct sroce_qp *qp)
 /* requester (req.c) */
 bool sroce_req_run(struct sroce_qp *qp, int *budget);
 void sroce_req_rewind(struct sroce_qp *qp, u32 psn);
+bool sroce_req_probe(struct sroce_qp *qp);
 void sroce_req_reread(struct sroce_qp *qp, struct sroce_swqe *wqe);
 void sroce_req_timer_update(struct sroce_qp *qp, bool progress);
 void sroce_req_retrans_expired(struct sroce_qp *qp);

@@ -4342,6 +4342,178 @@ out:
 	pair_down(&p);
 }
 
+/* One 64 B RDMA WRITE from a's buffer at @off to b's at @off. */
+static int ackreq_write(struct pair *p, int off, uint64_t id, int flags)
+{
+	struct ibv_sge sge = { (uintptr_t)p->bufa + off, 64, p->mra->lkey };
+	struct ibv_send_wr wr = {}, *bad;
+
+	memset(p->bufa + off, (unsigned char)(off / 64), 64);
+	wr.wr_id = id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = flags;
+	wr.wr.rdma.remote_addr = (uintptr_t)p->bufb + off;
+	wr.wr.rdma.rkey = p->mrb->rkey;
+	return ibv_post_send(p->a, &wr, &bad);
+}
+
+/* Did b's buffer get the WRITEs of ackreq_write() for [lo, hi) x 64 B? */
+static int ackreq_landed(struct pair *p, int lo, int hi)
+{
+	int i;
+
+	for (i = lo; i < hi; i++)
+		if (!bytes_are(p->bufb + i * 64, 64, (unsigned char)i))
+			return 0;
+	return 1;
+}
+
+/* hw_counter() past the core's 10 ms cache of the counters */
+static long ackreq_counter(const char *cname)
+{
+	usleep(20000);
+	return hw_counter(cname);
+}
+
+/*
+ * sroce asks for an ACK (AckReq) on the last packet of a signaled WQE, on
+ * every 16th packet and on resends, not on each unsignaled message: a
+ * stream of 48 unsignaled 64 B WRITEs and a signaled one draws a handful
+ * of ACKs, not 49.  A tail that nothing asked about is probed: an SQD
+ * drain does so at once (SQ_DRAINED well before the ACK timer), and the
+ * ACK timer does so without counting a retry (ackreq_probes, not
+ * retry_timeout).  a's ACK timer is 2.1 s (timeout 19) so that the two
+ * cases cannot be confused.
+ */
+static void t_ackreq(void)
+{
+	const char *name = "ackreq_coalesced";
+	struct ibv_qp_attr qa = {
+		.qp_state = IBV_QPS_RTS, .timeout = 19, .retry_cnt = 7,
+		.rnr_retry = 7, .sq_psn = 0x2000, .max_rd_atomic = 1,
+	};
+	long sent0, probe0, rto0, acks;
+	struct timespec t0, t1;
+	char seen[256];
+	struct pair p;
+	int i, r, ms;
+
+	if (pair_alloc(name, &p))
+		goto out;
+	r = to_rtr(p.a, p.b->qp_num, 0x1000) ?:
+	    to_rtr(p.b, p.a->qp_num, 0x2000) ?:
+	    ibv_modify_qp(p.a, &qa, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) ?:
+	    to_rts(p.b, 0x1000, 7);
+	if (r) {
+		failf(name, "setup: connecting the pair failed: %s", errname(r));
+		goto out;
+	}
+	sent0 = ackreq_counter("loopback_pkts");
+	probe0 = ackreq_counter("ackreq_probes");
+	rto0 = ackreq_counter("retry_timeout");
+	if (sent0 < 0 || probe0 < 0 || rto0 < 0) {
+		failf(name, "loopback_pkts, ackreq_probes or retry_timeout unreadable");
+		goto out;
+	}
+	/* one doorbell each, as a streaming application rings them */
+	for (i = 0; i < 48 && !r; i++)
+		r = ackreq_write(&p, i * 64, 100 + i, 0);
+	r = r ?: ackreq_write(&p, 48 * 64, 148, IBV_SEND_SIGNALED);
+	if (r) {
+		failf(name, "post WRITE %d: got %s, expected 0", i, errname(r));
+		goto out;
+	}
+	if (want_wc(name, p.cqa, 148, IBV_WC_SUCCESS, 10000))
+		goto out;
+	/* the loopback packets beyond a's 49 requests are b's ACKs (and any probe) */
+	acks = ackreq_counter("loopback_pkts") - sent0 - 49 -
+	       (ackreq_counter("ackreq_probes") - probe0);
+	if (!ackreq_landed(&p, 0, 49))
+		failf(name, "the 49 WRITEs did not all land");
+	else if (acks < 1 || acks > 49 / 16 + 2)
+		failf(name, "49 WRITEs, 48 unsignaled: %ld ACKs, expected 1..%d",
+		      acks, 49 / 16 + 2);
+	else
+		pass(name);
+
+	/* SQD: three unsignaled WRITEs, then drain at once */
+	name = "ackreq_tail_sqd_probe";
+	probe0 = ackreq_counter("ackreq_probes");
+	for (i = 49, r = 0; i < 52 && !r; i++)
+		r = ackreq_write(&p, i * 64, 100 + i, 0);
+	qa.qp_state = IBV_QPS_SQD;
+	qa.en_sqd_async_notify = 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = r ?: ibv_modify_qp(p.a, &qa, IBV_QP_STATE |
+			       IBV_QP_EN_SQD_ASYNC_NOTIFY);
+	if (r) {
+		failf(name, "three WRITEs, then RTS -> SQD: got %s, expected 0",
+		      errname(r));
+		goto out;
+	}
+	if (!wait_qp_event(p.a, IBV_EVENT_SQ_DRAINED, 10000, seen,
+			   sizeof(seen))) {
+		failf(name, "no SQ_DRAINED within 10 s (events: %s)", seen);
+		goto out;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 +
+	     (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	if (!ackreq_landed(&p, 49, 52))
+		failf(name, "the three WRITEs did not land");
+	else if (ms >= 1500)
+		failf(name, "SQ_DRAINED after %d ms: the unasked tail waited for the 2.1 s ACK timer",
+		      ms);
+	else if (ackreq_counter("ackreq_probes") - probe0 != 1)
+		failf(name, "ackreq_probes moved %ld, expected 1",
+		      ackreq_counter("ackreq_probes") - probe0);
+	else
+		pass(name);
+	qa.qp_state = IBV_QPS_RTS;
+	r = ibv_modify_qp(p.a, &qa, IBV_QP_STATE);
+	if (r) {
+		failf("ackreq_tail_timer_probe", "SQD -> RTS: got %s, expected 0",
+		      errname(r));
+		goto out;
+	}
+
+	/* the ACK timer: a probe, no retry; then a signaled WRITE completes */
+	name = "ackreq_tail_timer_probe";
+	probe0 = ackreq_counter("ackreq_probes");
+	for (i = 52, r = 0; i < 55 && !r; i++)
+		r = ackreq_write(&p, i * 64, 100 + i, 0);
+	if (r) {
+		failf(name, "post WRITE: got %s, expected 0", errname(r));
+		goto out;
+	}
+	usleep(5000000);	/* > 2.1 s, < 2 x 2.1 s */
+	if (ackreq_counter("ackreq_probes") - probe0 != 1) {
+		failf(name, "ackreq_probes moved %ld in 5 s, expected 1",
+		      ackreq_counter("ackreq_probes") - probe0);
+		goto out;
+	}
+	r = ackreq_write(&p, 55 * 64, 155, IBV_SEND_SIGNALED);
+	if (r) {
+		failf(name, "post WRITE: got %s, expected 0", errname(r));
+		goto out;
+	}
+	if (want_wc(name, p.cqa, 155, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if (!ackreq_landed(&p, 52, 56))
+		failf(name, "the four WRITEs did not land");
+	else if (ackreq_counter("retry_timeout") != rto0)
+		failf(name, "retry_timeout moved %ld: a probe counted as a retry",
+		      ackreq_counter("retry_timeout") - rto0);
+	else
+		pass(name);
+out:
+	pair_down(&p);
+}
+
 static void t_mw(void)
 {
 	t_mw_advertised();
@@ -4884,6 +5056,7 @@ int main(int argc, char **argv)
 	t_mw();
 	t_rereg_mr();
 	t_unsignaled();
+	t_ackreq();
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
