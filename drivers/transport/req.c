@@ -182,11 +182,17 @@ static struct sk_buff *sroce_req_ref_payload(struct sroce_qp *qp,
  * stream of small unsignaled messages costs one ACK per 16, not one each.
  * A tail that nothing covers is probed (sroce_req_probe).
  */
+static bool sroce_wqe_signaled(const struct sroce_qp *qp,
+			       const struct sroce_swqe *wqe)
+{
+	return (wqe->send_flags & IB_SEND_SIGNALED) ||
+	       qp->sq_sig_type == IB_SIGNAL_ALL_WR;
+}
+
 static bool sroce_req_tail_ackreq(const struct sroce_qp *qp,
 				  const struct sroce_swqe *wqe, u32 psn)
 {
-	return (wqe->send_flags & IB_SEND_SIGNALED) ||
-	       qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
+	return sroce_wqe_signaled(qp, wqe) ||
 	       !qp->timeout ||		/* no ACK timer would probe the tail */
 	       qp->sq_draining ||
 	       sroce_psn_before(psn, qp->req.max_psn) ||	/* a resend */
@@ -291,7 +297,8 @@ static int sroce_req_send_seg(struct sroce_qp *qp, struct sroce_swqe *wqe,
 
 /*
  * The last request sent went without AckReq and something now waits for
- * its ACK (the ACK timer, an SQD drain, a LOCAL_INV behind it): send that
+ * its ACK (the ACK timer, an SQD drain, a LOCAL_INV behind it, a
+ * completion behind it that sends no packet): send that
  * packet again, asking.  The responder answers a duplicate with an ACK
  * through everything it has, a gap with a sequence NAK.  Returns true if
  * the probe went out.
@@ -455,6 +462,8 @@ static void sroce_req_halt(struct sroce_qp *qp)
 {
 	qp->req.halted = true;
 	qp->req.halt_next = qp->sq.req + 1;
+	/* its completion waits for the WQEs before it: ask for their ACK */
+	sroce_req_probe(qp);
 }
 
 static void sroce_wqe_fail(struct sroce_qp *qp, struct sroce_swqe *wqe,
@@ -557,6 +566,10 @@ bool sroce_req_run(struct sroce_qp *qp, int *budget)
 			}
 			(*budget)--;
 			sroce_req_local(qp, wqe);
+			/* completes in order: an unasked tail must not hold it */
+			if (sroce_wqe_signaled(qp, wqe) ||
+			    wqe->status != IB_WC_SUCCESS)
+				sroce_req_probe(qp);
 			sq->req++;
 			continue;
 		}
@@ -686,11 +699,14 @@ void sroce_req_retrans_expired(struct sroce_qp *qp)
 	 * A tail sent without AckReq was never asked to be acknowledged:
 	 * ask once per progress, and count it a retry only if that fails.
 	 */
-	if (!qp->req.probed && sroce_req_probe(qp)) {
-		qp->req.probed = true;
+	if (!qp->req.probed && qp->req.ackreq_owed) {
+		/* first: the probe must not restart the clock (progress_at) */
 		mod_timer(&qp->retrans_timer,
 			  jiffies + sroce_retrans_jiffies(qp));
-		return;
+		if (sroce_req_probe(qp)) {
+			qp->req.probed = true;
+			return;
+		}
 	}
 	sroce_qp_count(qp, SROCE_CNT_RETRANS_TIMEOUT);
 	qp->stats.retry_timeout++;

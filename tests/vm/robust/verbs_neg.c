@@ -4394,13 +4394,19 @@ static void t_ackreq(void)
 		.qp_state = IBV_QPS_RTS, .timeout = 19, .retry_cnt = 7,
 		.rnr_retry = 7, .sq_psn = 0x2000, .max_rd_atomic = 1,
 	};
+	struct ibv_qp_cap cap = cap_ok;
 	long sent0, probe0, rto0, acks;
+	struct ibv_sge bad_sge;
+	struct ibv_send_wr wr = {}, *bad;
 	struct timespec t0, t1;
+	struct ibv_wc wc;
 	char seen[256];
 	struct pair p;
 	int i, r, ms;
 
-	if (pair_alloc(name, &p))
+	/* room for the 48 unsignaled WRITEs whatever the ACKs do */
+	cap.max_send_wr = 64;
+	if (pair_alloc_cap(name, &p, cap))
 		goto out;
 	r = to_rtr(p.a, p.b->qp_num, 0x1000) ?:
 	    to_rtr(p.b, p.a->qp_num, 0x2000) ?:
@@ -4445,6 +4451,9 @@ static void t_ackreq(void)
 	probe0 = ackreq_counter("ackreq_probes");
 	for (i = 49, r = 0; i < 52 && !r; i++)
 		r = ackreq_write(&p, i * 64, 100 + i, 0);
+	/* sent before SQD (a doorbell may leave its pass to a worker) */
+	for (ms = 0; !r && ms < 2000 && !ackreq_landed(&p, 49, 52); ms++)
+		usleep(1000);
 	qa.qp_state = IBV_QPS_SQD;
 	qa.en_sqd_async_notify = 1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -4490,7 +4499,7 @@ static void t_ackreq(void)
 		failf(name, "post WRITE: got %s, expected 0", errname(r));
 		goto out;
 	}
-	usleep(5000000);	/* > 2.1 s, < 2 x 2.1 s */
+	usleep(5000000);	/* past 2.1 s: one probe, its ACK stops the timer */
 	if (ackreq_counter("ackreq_probes") - probe0 != 1) {
 		failf(name, "ackreq_probes moved %ld in 5 s, expected 1",
 		      ackreq_counter("ackreq_probes") - probe0);
@@ -4508,6 +4517,42 @@ static void t_ackreq(void)
 	else if (ackreq_counter("retry_timeout") != rto0)
 		failf(name, "retry_timeout moved %ld: a probe counted as a retry",
 		      ackreq_counter("retry_timeout") - rto0);
+	else
+		pass(name);
+
+	/*
+	 * A WQE that fails before sending (a bad L_Key) completes only after
+	 * the unsignaled one before it: that one's ACK is asked for at once.
+	 */
+	name = "ackreq_tail_before_error";
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = ackreq_write(&p, 56 * 64, 156, 0);
+	bad_sge = (struct ibv_sge){ (uintptr_t)p.bufa, 64, p.mra->lkey ^ 0x00f0f000 };
+	wr.wr_id = 157;
+	wr.sg_list = &bad_sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)p.bufb + 57 * 64;
+	wr.wr.rdma.rkey = p.mrb->rkey;
+	r = r ?: ibv_post_send(p.a, &wr, &bad);
+	if (r) {
+		failf(name, "post WRITEs: got %s, expected 0", errname(r));
+		goto out;
+	}
+	r = poll1(p.cqa, &wc, 10000);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 +
+	     (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	if (r != 1 || wc.wr_id != 157 || wc.status != IBV_WC_LOC_PROT_ERR)
+		failf(name, "bad L_Key WRITE: got %s wr_id %llu, expected wr_id 157 LOC_PROT_ERR",
+		      r == 1 ? st(wc.status) : "no completion",
+		      r == 1 ? (unsigned long long)wc.wr_id : 0ULL);
+	else if (ms >= 1500)
+		failf(name, "LOC_PROT_ERR after %d ms: it waited for the 2.1 s ACK timer",
+		      ms);
+	else if (!ackreq_landed(&p, 56, 57))
+		failf(name, "the unsignaled WRITE before it did not land");
 	else
 		pass(name);
 out:
