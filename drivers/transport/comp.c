@@ -96,8 +96,7 @@ void sroce_comp_complete(struct sroce_qp *qp)
 			break;
 		}
 		sroce_comp_retire(qp, wqe, wqe->status, failed ||
-				  qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
-				  (wqe->send_flags & IB_SEND_SIGNALED));
+				  sroce_wqe_signaled(qp, wqe));
 		if (failed)
 			break;
 	}
@@ -143,8 +142,7 @@ bool sroce_comp_flush_sq(struct sroce_qp *qp)
 			sroce_comp_retire(qp, wqe, IB_WC_WR_FLUSH_ERR, true);
 		else
 			sroce_comp_retire(qp, wqe, IB_WC_SUCCESS,
-					  qp->sq_sig_type == IB_SIGNAL_ALL_WR ||
-					  (wqe->send_flags & IB_SEND_SIGNALED));
+					  sroce_wqe_signaled(qp, wqe));
 	}
 	sq->req = sq->comp;
 	qp->req.rd_outstanding = 0;

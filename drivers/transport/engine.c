@@ -331,12 +331,12 @@ static bool sroce_engine_pass(struct sroce_qp *qp)
 	if (qp->state == IB_QPS_SQE)
 		more |= sroce_comp_flush_sq(qp);
 	/* SQD: every message started before it has completed (C10-36) */
-	if (qp->state == IB_QPS_SQD && qp->sq_draining)
+	if (qp->state == IB_QPS_SQD && qp->sq_draining) {
 		sroce_req_probe(qp);	/* an unasked tail must not wait */
-	if (qp->state == IB_QPS_SQD && qp->sq_draining &&
-	    qp->sq.comp == sroce_req_sent_end(qp)) {
-		qp->sq_draining = false;
-		qp->nt.sq_drained = qp->sqd_notify;
+		if (qp->sq.comp == sroce_req_sent_end(qp)) {
+			qp->sq_draining = false;
+			qp->nt.sq_drained = qp->sqd_notify;
+		}
 	}
 
 	if (qp->state == IB_QPS_ERR)

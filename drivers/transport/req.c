@@ -182,13 +182,6 @@ static struct sk_buff *sroce_req_ref_payload(struct sroce_qp *qp,
  * stream of small unsignaled messages costs one ACK per 16, not one each.
  * A tail that nothing covers is probed (sroce_req_probe).
  */
-static bool sroce_wqe_signaled(const struct sroce_qp *qp,
-			       const struct sroce_swqe *wqe)
-{
-	return (wqe->send_flags & IB_SEND_SIGNALED) ||
-	       qp->sq_sig_type == IB_SIGNAL_ALL_WR;
-}
-
 static bool sroce_req_tail_ackreq(const struct sroce_qp *qp,
 				  const struct sroce_swqe *wqe, u32 psn)
 {

@@ -133,4 +133,12 @@ static inline bool sroce_wqe_is_rd_atomic(const struct sroce_swqe *wqe)
 	       sroce_wqe_is_placement(wqe);
 }
 
+/* Does a successful @wqe complete with a CQE? */
+static inline bool sroce_wqe_signaled(const struct sroce_qp *qp,
+				      const struct sroce_swqe *wqe)
+{
+	return (wqe->send_flags & IB_SEND_SIGNALED) ||
+	       qp->sq_sig_type == IB_SIGNAL_ALL_WR;
+}
+
 #endif /* SROCE_TRANSPORT_H */
