@@ -388,6 +388,19 @@ static int sroce_send6(struct sroce_dev *sdev, const struct sroce_av *av,
 	return net_xmit_eval(err);
 }
 
+/* The engine pass whose transmit runs, on this CPU, the softirqs that
+ * transmit raised, or NULL.  A packet to one of our QPs that a veth pair
+ * or lo delivers there (another device, another namespace) is received
+ * in that softirq: it may hand its QP to this pass, as loopback does
+ * (sroce_rx_enqueue), instead of waking a worker per packet.
+ */
+static DEFINE_PER_CPU(struct sroce_qp *, sroce_xmit_pass);
+
+struct sroce_qp *sroce_rx_runner(void)
+{
+	return in_serving_softirq() ? this_cpu_read(sroce_xmit_pass) : NULL;
+}
+
 /* Consumes skb.  Returns 0 or a negative errno (packet dropped).  @dc caches
  * the route of a connected QP's fixed path; NULL for datagrams.
  */
@@ -398,6 +411,7 @@ int sroce_pkt_send(struct sroce_dev *sdev, const struct sroce_av *av,
 	struct sroce_qp *qp = skb_shinfo(skb)->destructor_arg;
 	int err;
 
+	lockdep_assert_held(&qp->eng_lock);	/* only its engine sends */
 	if (trace_sroce_pkt_tx_enabled()) {
 		struct sroce_pkt_hdrs h;
 
@@ -411,13 +425,21 @@ int sroce_pkt_send(struct sroce_dev *sdev, const struct sroce_av *av,
 		err = -ENETUNREACH;
 		goto out;
 	}
-	/* engines run in process context: the route cache and xmit want BHs off */
+	/* Engines run in process context: the route cache and xmit want BHs
+	 * off.  Preemption stays off until the softirqs run by
+	 * local_bh_enable() are over, so that only they see this pass.
+	 */
+	preempt_disable();
 	local_bh_disable();
 	if (av->net_type == SROCE_NET_TYPE_IPV6)
 		err = sroce_send6(sdev, av, dc, sport, skb);
 	else
 		err = sroce_send4(sdev, av, dc, sport, skb);
+	if (qp->in_pass)
+		__this_cpu_write(sroce_xmit_pass, qp);
 	local_bh_enable();
+	__this_cpu_write(sroce_xmit_pass, NULL);
+	preempt_enable();
 out:
 	sroce_qp_count(qp, err ? SROCE_CNT_TX_ERR : SROCE_CNT_TX_PKTS);
 	return err;
