@@ -388,17 +388,51 @@ static int sroce_send6(struct sroce_dev *sdev, const struct sroce_av *av,
 	return net_xmit_eval(err);
 }
 
-/* The engine pass whose transmit runs, on this CPU, the softirqs that
- * transmit raised, or NULL.  A packet to one of our QPs that a veth pair
- * or lo delivers there (another device, another namespace) is received
- * in that softirq: it may hand its QP to this pass, as loopback does
- * (sroce_rx_enqueue), instead of waking a worker per packet.
+/* What an engine pass is transmitting on this CPU while the softirqs its
+ * transmit raised run (sroce_pkt_send), or a NULL qp.  The packet it sent
+ * to another sroce device of this host (a veth pair into another
+ * namespace, lo) is received in that softirq: it may hand its QP to the
+ * pass, as loopback does (sroce_rx_enqueue), instead of waking a worker.
  */
-static DEFINE_PER_CPU(struct sroce_qp *, sroce_xmit_pass);
+struct sroce_xmit {
+	struct sroce_qp		*qp;
+	const struct sroce_av	*av;
+	u32			dqpn;
+};
 
-struct sroce_qp *sroce_rx_runner(void)
+static DEFINE_PER_CPU(struct sroce_xmit, sroce_xmit);
+
+/* The pass that sent @skb (to @dqpn) and runs this softirq, or NULL.
+ * Those softirqs also poll NICs and backlogs: any other packet, which no
+ * pass of ours sent, goes to its QP's worker.
+ */
+struct sroce_qp *sroce_rx_runner(const struct sk_buff *skb, u32 dqpn)
 {
-	return in_serving_softirq() ? this_cpu_read(sroce_xmit_pass) : NULL;
+	const struct sroce_xmit *x;
+	const struct sroce_av *av;
+
+	if (!in_serving_softirq())
+		return NULL;
+	x = this_cpu_ptr(&sroce_xmit);
+	if (!x->qp || x->dqpn != dqpn)
+		return NULL;
+	av = x->av;
+	if (av->net_type == SROCE_NET_TYPE_IPV6) {
+		const struct ipv6hdr *ip6 = ipv6_hdr(skb);
+
+		if (skb->protocol != htons(ETH_P_IPV6) ||
+		    !ipv6_addr_equal(&ip6->saddr, &av->saddr.v6) ||
+		    !ipv6_addr_equal(&ip6->daddr, &av->daddr.v6))
+			return NULL;
+	} else {
+		const struct iphdr *ip4 = ip_hdr(skb);
+
+		if (skb->protocol != htons(ETH_P_IP) ||
+		    ip4->saddr != av->saddr.v4.s_addr ||
+		    ip4->daddr != av->daddr.v4.s_addr)
+			return NULL;
+	}
+	return x->qp;
 }
 
 /* Consumes skb.  Returns 0 or a negative errno (packet dropped).  @dc caches
@@ -409,6 +443,7 @@ int sroce_pkt_send(struct sroce_dev *sdev, const struct sroce_av *av,
 {
 	/* every packet we send is charged to its QP (sroce_pkt_alloc) */
 	struct sroce_qp *qp = skb_shinfo(skb)->destructor_arg;
+	u32 dqpn = sroce_bth_dqpn(skb->data);
 	int err;
 
 	lockdep_assert_held(&qp->eng_lock);	/* only its engine sends */
@@ -435,10 +470,15 @@ int sroce_pkt_send(struct sroce_dev *sdev, const struct sroce_av *av,
 		err = sroce_send6(sdev, av, dc, sport, skb);
 	else
 		err = sroce_send4(sdev, av, dc, sport, skb);
-	if (qp->in_pass)
-		__this_cpu_write(sroce_xmit_pass, qp);
+	if (qp->in_pass) {
+		struct sroce_xmit *x = this_cpu_ptr(&sroce_xmit);
+
+		x->av = av;
+		x->dqpn = dqpn;
+		x->qp = qp;
+	}
 	local_bh_enable();
-	__this_cpu_write(sroce_xmit_pass, NULL);
+	this_cpu_ptr(&sroce_xmit)->qp = NULL;
 	preempt_enable();
 out:
 	sroce_qp_count(qp, err ? SROCE_CNT_TX_ERR : SROCE_CNT_TX_PKTS);

@@ -82,9 +82,10 @@ static bool sroce_transport_matches(const struct sroce_qp *qp, u32 mask)
 /*
  * Hand a packet to its QP's engine; the queue is bounded, RC recovers.
  * @from: the QP whose engine pass is delivering it, here and now, or
- * NULL: the loopback sender, or the pass whose transmit runs this softirq
- * (sroce_rx_runner).  That pass runs @qp's engine itself once it is done
- * (sroce_engine_chain), which saves a worker wakeup per hop.
+ * NULL: the loopback sender, or the pass that sent it to another device
+ * of this host and whose transmit runs this softirq (sroce_rx_runner).
+ * That pass runs @qp's engine itself once it is done (sroce_engine_chain),
+ * which saves a worker wakeup per hop.
  */
 static void sroce_rx_enqueue(struct sroce_qp *qp, struct sk_buff *skb,
 			     bool req, struct sroce_qp *from)
@@ -215,7 +216,7 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 		sroce_count(sdev, SROCE_CNT_RX_PKTS);
 		sroce_pkt_gids(skb, &sgid, &dgid);
 		sroce_rcv_mcast(sdev, skb, &dgid, h.info->mask,
-				from ?: sroce_rx_runner());
+				from ?: sroce_rx_runner(skb, h.bth.dqpn));
 		return;
 	}
 	/* o10-35: to a multicast GID only the multicast QPN is valid */
@@ -249,7 +250,7 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 	/* counted once: on its QP (which may be bound to a counter) or here */
 	sroce_qp_count(qp, SROCE_CNT_RX_PKTS);
 	sroce_rx_enqueue(qp, skb, h.info->mask & SROCE_M_REQ,
-			 from ?: sroce_rx_runner());
+			 from ?: sroce_rx_runner(skb, h.bth.dqpn));
 	sroce_qp_put(qp);
 	return;
 drop:

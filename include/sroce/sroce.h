@@ -810,6 +810,6 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, const struct sroce_av *av,
 bool sroce_tx_room(struct sroce_qp *qp);
 int sroce_pkt_send(struct sroce_dev *sdev, const struct sroce_av *av,
 		   struct dst_cache *dc, u16 sport, struct sk_buff *skb);
-struct sroce_qp *sroce_rx_runner(void);
+struct sroce_qp *sroce_rx_runner(const struct sk_buff *skb, u32 dqpn);
 
 #endif /* SROCE_H */

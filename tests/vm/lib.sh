@@ -191,7 +191,7 @@ run_test() {
 	local name=$1 tmo=$2 fn=$3 rc t0 t1 pid reason log end
 	shift 3
 	# VM_ONLY (ERE) narrows a suite to the named tests; setup and dmesg always run
-	if [[ -n ${VM_ONLY:-} && ! $name =~ ^(setup|dmesg|kmemleak)$ && ! $name =~ $VM_ONLY ]]; then
+	if [[ -n ${VM_ONLY:-} && ! $name =~ ^(setup|dmesg|kmemleak|debug_checkers)$ && ! $name =~ $VM_ONLY ]]; then
 		return 0
 	fi
 	tmo=$((tmo * DBG_SCALE))
@@ -281,8 +281,22 @@ _kmemleak_scan() {
 	echo "kmemleak: no leak from the RDMA stack ($n unrelated object(s))"
 }
 
+# The debug kernel's checkers must have been on for the whole boot: a
+# taint (any BUG or KASAN report, even one from before the suite) turns
+# lockdep off for good, and a suite that then passes proves nothing.
+_debug_checkers() {
+	local dl
+	dl=$(awk '$1 == "debug_locks:" { print $2 }' /proc/lockdep_stats)
+	[[ $dl == 1 ]] ||
+		fail "lockdep is off (debug_locks '$dl', tainted $(cat /proc/sys/kernel/tainted)): $(dmesg | grep -m1 -E 'BUG:|WARNING:|Disabling lock debugging')"
+	echo "lockdep on for the whole boot (debug_locks 1)"
+}
+
 suite_end() {
 	run_test dmesg 60 _dmesg_suite_scan
+	if [[ -r /proc/lockdep_stats ]]; then
+		run_test debug_checkers 30 _debug_checkers
+	fi
 	if [[ -w $KMEMLEAK ]]; then
 		run_test kmemleak 120 _kmemleak_scan
 	elif [[ -n ${IOP_ME:-} ]]; then
