@@ -146,10 +146,10 @@ int sroce_hdrs_parse(const u8 *bth, u32 len, struct sroce_pkt_hdrs *h);
  */
 u32 sroce_hdrs_build(u8 *bth, const struct sroce_pkt_hdrs *h);
 
-/* The destination QP of a built BTH (bytes 5-7, big-endian). */
+/* The destination QP of a built BTH, read as sroce_hdrs_parse() does. */
 static inline u32 sroce_bth_dqpn(const u8 *bth)
 {
-	return (u32)bth[5] << 16 | (u32)bth[6] << 8 | bth[7];
+	return sroce_get_be24(bth + 5);
 }
 
 /* Pad bytes needed after a payload of @len bytes. */
