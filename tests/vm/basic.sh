@@ -385,6 +385,12 @@ t_rc_verify_rnr_late() {
 			grep -qE "(^|[[:space:]])drv_$d [0-9]" /tmp/res-qp.txt ||
 				{ tail -n 4 /tmp/res-qp.txt; fail "qp -dd has no $d"; }
 		done
+		# QPs are spread over the CPUs: each QP's worker runs on its cpu
+		if (($(nproc) > 1)); then
+			grep -oE 'drv_cpu [0-9]+' /tmp/res-qp.txt | sort -u >/tmp/res-cpus.txt
+			(($(wc -l </tmp/res-cpus.txt) > 1)) ||
+				fail "the QPs are not spread over the CPUs: $(tr '\n' ' ' </tmp/res-cpus.txt)"
+		fi
 		# rc_verify registers buffers of up to 1 MiB: pages behind them
 		(($(res_max /tmp/res-mr.txt drv_npages) >= 256)) ||
 			{ tail -n 5 /tmp/res-mr.txt; fail "no MR of 256+ pages in rdma resource show mr -dd"; }

@@ -24,41 +24,55 @@ setup() {
 
 # One point, up to three tries. Both sides meet at NAME.start first, so a
 # point that failed on one side cannot leave the other a step behind. Each
-# try is a handshake: A starts its server and posts NAME.tN.ready ("ok" or
+# try is a handshake: A starts its server(s) and posts NAME.tN.ready ("ok" or
 # "fail"), B runs the client and posts NAME.tN.done: "ok", "again" (no
 # usable number) or "gaveup"; A then stops its server.
 point() { # NAME KIND TOOL ARGS...
-	local name=$1 kind=$2 tool=$3 try port v spid verdict peer_wait=$((120 * DBG_SCALE))
+	local name=$1 kind=$2 tool=$3 try port v verdict peer_wait=$((120 * DBG_SCALE)) i n spids=() cpids=() outs=() pin=()
 	shift 3
+	n=$(bench_procs "$kind")
 	post "$name.start"
 	wait_peer "$name.start" "$peer_wait" || fail "the peer never reached $name"
 	for try in 1 2 3; do
 		port=$((18515 + POINT_IDX * 3 + try))
 		if [[ $ME == A ]]; then
-			# outlives the client's own 200 s, which starts later
-			timeout 260 "$tool" -d "$DEV" -x "$GIDX" -p "$port" -F "$@" >/tmp/b.srv 2>&1 &
-			spid=$!
-			if ! wait_port "$port" 30; then
-				kill "$spid" 2>/dev/null
-				cat /tmp/b.srv
+			spids=()
+			for ((i = 0; i < n; i++)); do
+				# outlives the client's own 200 s, which starts later
+				timeout 260 "$tool" -d "$DEV" -x "$GIDX" -p $((port + 1000 * i)) -F "$@" >/tmp/b.srv$i 2>&1 &
+				spids+=($!)
+			done
+			for ((i = 0; i < n; i++)); do
+				wait_port $((port + 1000 * i)) 30 && continue
+				kill "${spids[@]}" 2>/dev/null
+				cat /tmp/b.srv$i
 				post "$name.t$try.ready" fail
 				fail "$tool server did not listen"
-			fi
+			done
 			post "$name.t$try.ready" ok
-			wait_peer "$name.t$try.done" $((230 * DBG_SCALE)) || { kill "$spid" 2>/dev/null; fail "the client did not finish $name"; }
+			wait_peer "$name.t$try.done" $((230 * DBG_SCALE)) || { kill "${spids[@]}" 2>/dev/null; fail "the client did not finish $name"; }
 			# perftest's server ends with its client; one that waits on
 			# after a failed run is stopped
-			wait_for 15 bash -c "! kill -0 $spid" || kill "$spid" 2>/dev/null
-			wait "$spid" || true
-			cat /tmp/b.srv
+			for i in "${spids[@]}"; do
+				wait_for 15 bash -c "! kill -0 $i" || kill "$i" 2>/dev/null
+				wait "$i" || true
+			done
+			for ((i = 0; i < n; i++)); do cat /tmp/b.srv$i; done
 			verdict=$(cat "$SYNC/in/$name.t$try.done")
 			[[ $verdict == again ]] || { [[ $verdict == ok ]] || fail "the client: $verdict"; return 0; }
 		else
 			wait_peer "$name.t$try.ready" "$peer_wait" || { post "$name.t$try.done" gaveup; fail "the server for $name never listened"; }
 			[[ $(cat "$SYNC/in/$name.t$try.ready") == ok ]] || { post "$name.t$try.done" gaveup; fail "the server for $name failed (see A's log)"; }
-			timeout 200 "$tool" -d "$DEV" -x "$GIDX" -p "$port" -F "$@" "$(ip_of A)" >/tmp/b.cli 2>&1 || true
-			cat /tmp/b.cli
-			v=$(bench_value "$kind" /tmp/b.cli)
+			cpids=() outs=()
+			for ((i = 0; i < n; i++)); do
+				pin=()
+				((n > 1)) && bench_pin "$i"
+				"${pin[@]}" timeout 200 "$tool" -d "$DEV" -x "$GIDX" -p $((port + 1000 * i)) -F "$@" "$(ip_of A)" >/tmp/b.cli$i 2>&1 &
+				cpids+=($!) outs+=("/tmp/b.cli$i")
+			done
+			wait "${cpids[@]}" || true
+			cat "${outs[@]}"
+			v=$(bench_sum "$kind" "${outs[@]}")
 			if bench_usable "$v"; then
 				post "$name.t$try.done" ok
 				echo "BENCH $name $v $(bench_unit "$kind")" | tee -a "$OUT"

@@ -15,13 +15,15 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 OUT=$RESULTS/bench.txt
 
 # One client/server run of TOOL ARGS; prints perftest's number of KIND
-# (bench_value), nothing if it gave none.  BENCH_WHERE: loop (server and
+# (bench_value), nothing if it gave none; KIND bw2 runs two pairs at once
+# on two ports and prints their sum.  BENCH_WHERE: loop (server and
 # client on $DEV, 127.0.0.1) or netns (server on sna in $NSA, client on snb
 # in $NSB, across the veth pair: netns_up).
 bench_once() { # KIND TOOL ARGS...
-	local kind=$1 tool=$2 gidx port pre=() srv=() cli=() dst=127.0.0.1 devs
+	local kind=$1 tool=$2 gidx port pre=() srv=() cli=() dst=127.0.0.1 devs i n pids=() outs=() pin=()
 	shift 2
 	port=$((18515 + RANDOM % 1000))
+	n=$(bench_procs "$kind")
 	if [[ $BENCH_WHERE == netns ]]; then
 		# each run_test is a subshell: netns_up's GA and GB are not here
 		if ! GA=$(ns_gid_index "$NSA" sna 10.77.0.1) || ! GB=$(ns_gid_index "$NSB" snb 10.77.0.2); then
@@ -35,15 +37,26 @@ bench_once() { # KIND TOOL ARGS...
 		gidx=$(roce_v2_gid_index) || { echo "no RoCE v2 GID on $DEV" >&2; return 1; }
 		srv=("$tool" -d "$DEV" -x "$gidx") cli=("${srv[@]}") devs=$DEV
 	fi
-	timeout 200 "${srv[@]}" -p "$port" -F "$@" >/tmp/b.srv 2>&1 &
-	if [[ $BENCH_WHERE == netns ]]; then
-		wait_for 30 ns_listening "$NSA" "$port" || { cat /tmp/b.srv >&2; return 1; }
-	else
-		wait_port "$port" 30 || { cat /tmp/b.srv >&2; return 1; }
-	fi
+	for ((i = 0; i < n; i++)); do
+		timeout 200 "${srv[@]}" -p $((port + 1000 * i)) -F "$@" >/tmp/b.srv$i 2>&1 &
+	done
+	for ((i = 0; i < n; i++)); do
+		if [[ $BENCH_WHERE == netns ]]; then
+			wait_for 30 ns_listening "$NSA" $((port + 1000 * i)) || { cat /tmp/b.srv$i >&2; return 1; }
+		else
+			wait_port $((port + 1000 * i)) 30 || { cat /tmp/b.srv$i >&2; return 1; }
+		fi
+	done
 	[[ ${BENCH_PROFILE:-0} == 1 ]] && pre=(perf record -q -e cpu-clock -F 1999 -a -g --all-kernel -o /tmp/perf.data --)
-	"${pre[@]}" timeout 200 "${cli[@]}" -p "$port" -F "$@" "$dst" >/tmp/b.cli 2>&1
-	if ((${#pre[@]})); then
+	# the clients at once, the first under perf, which samples all CPUs
+	for ((i = 0; i < n; i++)); do
+		pin=()
+		((n > 1)) && bench_pin "$i"
+		"${pre[@]}" "${pin[@]}" timeout 200 "${cli[@]}" -p $((port + 1000 * i)) -F "$@" "$dst" >/tmp/b.cli$i 2>&1 &
+		pids+=($!) outs+=("/tmp/b.cli$i") pre=()
+	done
+	wait "${pids[@]}"
+	if [[ ${BENCH_PROFILE:-0} == 1 ]]; then
 		{
 			perf report -i /tmp/perf.data --no-children --sort sym --stdio --percent-limit 0.5 -g none
 			echo "# with children (inclusive), callers folded:"
@@ -54,10 +67,10 @@ bench_once() { # KIND TOOL ARGS...
 		} >"$RESULTS/profile-$BENCH_NAME.txt" 2>&1 || true
 	fi
 	wait
-	cat /tmp/b.cli >&2
+	cat "${outs[@]}" >&2
 	# the counters after each run: where a slow number's time went
 	for d in $devs; do "$RDMA" statistic show link "$d/1" >&2 2>/dev/null || true; done
-	bench_value "$kind" /tmp/b.cli
+	bench_sum "$kind" "${outs[@]}"
 }
 
 # NAME KIND TOOL ARGS...: record one number, three tries.
