@@ -28,7 +28,7 @@ setup() {
 # "fail"), B runs the client and posts NAME.tN.done: "ok", "again" (no
 # usable number) or "gaveup"; A then stops its server.
 point() { # NAME KIND TOOL ARGS...
-	local name=$1 kind=$2 tool=$3 try port v verdict peer_wait=$((120 * DBG_SCALE)) i n spids=() cpids=() outs=() pin=()
+	local name=$1 kind=$2 tool=$3 try port v verdict peer_wait=$((120 * DBG_SCALE)) i n spid spids=() cpids=() outs=() pin=()
 	shift 3
 	n=$(bench_procs "$kind")
 	post "$name.start"
@@ -53,9 +53,9 @@ point() { # NAME KIND TOOL ARGS...
 			wait_peer "$name.t$try.done" $((230 * DBG_SCALE)) || { kill "${spids[@]}" 2>/dev/null; fail "the client did not finish $name"; }
 			# perftest's server ends with its client; one that waits on
 			# after a failed run is stopped
-			for i in "${spids[@]}"; do
-				wait_for 15 bash -c "! kill -0 $i" || kill "$i" 2>/dev/null
-				wait "$i" || true
+			for spid in "${spids[@]}"; do
+				wait_for 15 bash -c "! kill -0 $spid" || kill "$spid" 2>/dev/null
+				wait "$spid" || true
 			done
 			for ((i = 0; i < n; i++)); do cat /tmp/b.srv$i; done
 			verdict=$(cat "$SYNC/in/$name.t$try.done")
@@ -65,8 +65,7 @@ point() { # NAME KIND TOOL ARGS...
 			[[ $(cat "$SYNC/in/$name.t$try.ready") == ok ]] || { post "$name.t$try.done" gaveup; fail "the server for $name failed (see A's log)"; }
 			cpids=() outs=()
 			for ((i = 0; i < n; i++)); do
-				pin=()
-				((n > 1)) && bench_pin "$i"
+				bench_pin "$i" "$n"
 				"${pin[@]}" timeout 200 "$tool" -d "$DEV" -x "$GIDX" -p $((port + 1000 * i)) -F "$@" "$(ip_of A)" >/tmp/b.cli$i 2>&1 &
 				cpids+=($!) outs+=("/tmp/b.cli$i")
 			done

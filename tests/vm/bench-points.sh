@@ -39,13 +39,16 @@ bench_value() { # KIND FILE
 bench_procs() { # KIND
 	if [[ $1 == bw2 ]]; then echo 2; else echo 1; fi
 }
-# With two clients, client I runs on CPU I: perftest calibrates its clock after its run
-# (a bw test's report), and one that shares a CPU with the other client,
-# still running, gets an r^2 under 0.9 and prints 0.  (The engine work
-# of a loopback or doorbell pass runs in the syscall of its process.)
+# With two clients, client I runs on CPU I: perftest calibrates its clock
+# after its run (a bw test's report), and one that shares a CPU with the
+# other client, still running, gets an r^2 under 0.9 and prints 0.  (The
+# engine work of a loopback or doorbell pass runs in the syscall of its
+# process.)
 # shellcheck disable=SC2034 # the caller's array
-bench_pin() { # I: sets the array pin
-	pin=(taskset -c $(($1 % $(nproc))))
+bench_pin() { # I N: sets the array pin, the prefix of client I of N
+	pin=()
+	(($2 > 1)) && pin=(taskset -c $(($1 % $(nproc))))
+	return 0
 }
 # the sum of the numbers of FILEs, nothing unless each gave a usable one
 bench_sum() { # KIND FILE...

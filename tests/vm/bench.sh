@@ -50,8 +50,7 @@ bench_once() { # KIND TOOL ARGS...
 	[[ ${BENCH_PROFILE:-0} == 1 ]] && pre=(perf record -q -e cpu-clock -F 1999 -a -g --all-kernel -o /tmp/perf.data --)
 	# the clients at once, the first under perf, which samples all CPUs
 	for ((i = 0; i < n; i++)); do
-		pin=()
-		((n > 1)) && bench_pin "$i"
+		bench_pin "$i" "$n"
 		"${pre[@]}" "${pin[@]}" timeout 200 "${cli[@]}" -p $((port + 1000 * i)) -F "$@" "$dst" >/tmp/b.cli$i 2>&1 &
 		pids+=($!) outs+=("/tmp/b.cli$i") pre=()
 	done
