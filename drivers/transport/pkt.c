@@ -57,8 +57,11 @@ struct sk_buff *sroce_build_pkt(struct sroce_qp *qp, const struct sroce_av *av,
  * responder has placed its data (a UD or UC send completes as it leaves);
  * a failed WQE, a flush or RESET waits for the QP's zc_out to drain, and
  * the packet holds its MR, so deregistration waits for it too
- * (drivers/net/tx.c).  READ responses stay copies: the responder's
- * consumer gets no completion that would order a reuse after them.
+ * (drivers/net/tx.c).  A READ response of such a QP may reference the
+ * responder's user MR the same way (sroce_pkt_ref_mr): table 79 lets a
+ * READ return data that later requests changed, and a user MR cannot be
+ * invalidated, only deregistered.  Not through a memory window, which
+ * can be invalidated under the packet.
  */
 bool sroce_pkt_ref_ok(const struct sroce_qp *qp, const struct sroce_av *av,
 		      u32 len)
@@ -126,9 +129,12 @@ static void sroce_sge_dbg(struct sroce_qp *qp, const struct sroce_sge *s,
 			      err);
 }
 
-/* One piece by reference: one user MR per packet, which the packet holds. */
-static int sroce_sge_ref_piece(struct sk_buff *skb, struct sroce_mr *mr,
-			       u64 va, u32 n)
+/*
+ * One piece by reference into a sroce_build_pkt_ref() skb: one user MR
+ * per packet, which the packet holds.  -EOPNOTSUPP (not a user MR) or
+ * -E2BIG (another MR, or too many pieces): copy instead.
+ */
+int sroce_pkt_ref_mr(struct sk_buff *skb, struct sroce_mr *mr, u64 va, u32 n)
 {
 	struct sroce_mr *held = sroce_pkt_zc_mr(skb);
 
@@ -173,7 +179,7 @@ static int sroce_sge_gather(struct sroce_qp *qp, const struct sroce_sge *sge,
 				err = sroce_mr_copy(mr, s->addr + *sge_off, dst, n,
 						    false);
 			else
-				err = sroce_sge_ref_piece(skb, mr, s->addr + *sge_off, n);
+				err = sroce_pkt_ref_mr(skb, mr, s->addr + *sge_off, n);
 			sroce_mr_put(mr);
 			if (err)
 				return err;

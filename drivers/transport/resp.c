@@ -369,6 +369,21 @@ static void sroce_resp_read_arm(struct sroce_qp *qp, struct sroce_rd_res *res,
 		r->rd_cur = res;
 }
 
+/* A READ response by reference to @mr's pages; NULL: copy it instead. */
+static struct sk_buff *sroce_resp_read_ref(struct sroce_qp *qp,
+					   struct sroce_pkt_hdrs *h,
+					   struct sroce_mr *mr, u64 va, u32 len)
+{
+	struct sk_buff *skb = sroce_build_pkt_ref(qp, &qp->av, h, len);
+
+	if (skb && (sroce_pkt_ref_mr(skb, mr, va, len) ||
+		    sroce_pkt_ref_end(skb, h))) {
+		kfree_skb(skb);
+		skb = NULL;
+	}
+	return skb;
+}
+
 /*
  * Send READ responses from the cursor, up to *budget packets and as skb
  * room allows; the engine calls again until none are pending, so a 2 GiB
@@ -420,13 +435,20 @@ bool sroce_resp_read_run(struct sroce_qp *qp, int *budget)
 			h.bth.psn = res->next_psn;
 			h.aeth.syndrome = sroce_aeth_syn_ack(SROCE_AETH_CREDIT_INVALID);
 			h.aeth.msn = res->msn & SROCE_PSN_MASK;
-			skb = sroce_build_pkt(qp, &qp->av, &h, len, &payload);
-			if (!skb)
-				break;
-			if (len && sroce_mr_copy(mr, res->va + off, payload, len,
-						 false)) {
-				kfree_skb(skb);
-				break;
+			skb = NULL;
+			if (len && !mw && sroce_pkt_ref_ok(qp, &qp->av, len))
+				skb = sroce_resp_read_ref(qp, &h, mr,
+							  res->va + off, len);
+			if (!skb) {
+				skb = sroce_build_pkt(qp, &qp->av, &h, len,
+						      &payload);
+				if (!skb)
+					break;
+				if (len && sroce_mr_copy(mr, res->va + off,
+							 payload, len, false)) {
+					kfree_skb(skb);
+					break;
+				}
 			}
 			sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache,
 				       qp->sport, skb);

@@ -34,6 +34,7 @@ struct sk_buff *sroce_build_pkt_ref(struct sroce_qp *qp,
 				    const struct sroce_av *av,
 				    struct sroce_pkt_hdrs *h, u32 payload_len);
 int sroce_pkt_ref_end(struct sk_buff *skb, const struct sroce_pkt_hdrs *h);
+int sroce_pkt_ref_mr(struct sk_buff *skb, struct sroce_mr *mr, u64 va, u32 n);
 
 /* ACK/NAK on behalf of the responder. */
 int sroce_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome);

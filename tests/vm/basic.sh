@@ -322,9 +322,11 @@ t_rc_verify() {
 # must take the first way, -G 32 with 1000 and 1024 B messages (31-32 B
 # pieces, one 1024 B packet each) the second.  A payload under 512 B
 # (SROCE_ZCOPY_MIN) is copied too: 1, 63 and 511 B messages move nothing.
+# READ responses reference the responder's MR the same way: the client
+# checks every byte it read.
 rcv_ok_field() { sed -n "s/^rc_verify: OK.* $1=\([0-9]*\).*/\1/p" /tmp/rcv-cli.txt; }
 t_rc_verify_gather() {
-	local z0 z1 z2 z3 bytes ops ops3
+	local z0 z1 z2 z3 z4 bytes ops ops3 rbytes
 	ensure_link
 	z0=$(counter loopback_zcopy_pkts)
 	# every data packet carries at least 512 B (SROCE_ZCOPY_MIN)
@@ -337,7 +339,10 @@ t_rc_verify_gather() {
 	rcv_pair "-m 1024" "-m 1024 -o send,write,writeimm -S 1,63,511 -G 4"
 	ops3=$(rcv_ok_field ops)
 	z3=$(counter loopback_zcopy_pkts)
-	info "-G 4: $bytes bytes, loopback_zcopy_pkts +$((z1 - z0)); -G 32: $ops WQEs, +$((z2 - z1)); under 512 B: $ops3 WQEs, +$((z3 - z2))"
+	rcv_pair "-m 1024" "-m 1024 -o read -S 512,1023,4096,65536"
+	rbytes=$(rcv_ok_field bytes)
+	z4=$(counter loopback_zcopy_pkts)
+	info "-G 4: $bytes bytes, loopback_zcopy_pkts +$((z1 - z0)); -G 32: $ops WQEs, +$((z2 - z1)); under 512 B: $ops3 WQEs, +$((z3 - z2)); READ: $rbytes bytes, +$((z4 - z3))"
 	if [[ $SROCE_DRV == sroce ]]; then
 		# every data packet went by reference
 		(((z1 - z0) * 1024 >= bytes)) || fail "-G 4: only $((z1 - z0)) packets by reference for $bytes bytes"
@@ -345,6 +350,8 @@ t_rc_verify_gather() {
 		(((z2 - z1) * 2 < ops)) || fail "-G 32: $((z2 - z1)) packets by reference for $ops one-packet WQEs of 31-32 pieces"
 		# a small payload is cheaper to copy than to reference
 		((z3 == z2)) || fail "payloads under 512 B: $((z3 - z2)) packets by reference"
+		# every READ response packet went by reference
+		(((z4 - z3) * 1024 >= rbytes)) || fail "READ: only $((z4 - z3)) response packets by reference for $rbytes bytes"
 	fi
 	assert_dmesg_clean "test rc_verify_gather"
 }

@@ -37,7 +37,7 @@
 #                a fresh pair then move verified data, a bystander process
 #                verify its data all along; no resources left, dmesg clean.
 #                SCRIBBLE_SECONDS (20), SCRIBBLE_SEED (random, printed).
-#   teardown_*   SIGKILL of ib_write_bw ends mid-transfer (no leaked
+#   teardown_*   SIGKILL of ib_write_bw and ib_read_bw ends mid-transfer (no leaked
 #                QP/CQ/MR/PD), rdma link delete, rmmod/modprobe cycles;
 #                the device works afterwards.
 # Bounded work and lifetime safety of the transport engine (last, because
@@ -387,24 +387,35 @@ record_cases() { # test-log prefix
 	done < <(grep -E '^(PASS|FAIL) ' "$1")
 }
 
-# Kill ib_write_bw ends with SIGKILL while 1 MiB WRITEs are in flight.
-t_teardown_kill_write_bw() {
-	local gidx spid cpid base round first second
+# Kill the ends of ib_write_bw (or ib_read_bw) with SIGKILL while 1 MiB
+# WRITEs (READs) are in flight.  On loopback the payloads go by reference
+# to the sender's pages (the WRITE requester's, the READ responder's), so
+# the killed end's QP and MR teardown must wait for the packets its peer
+# still holds.
+teardown_kill_bw() { # TOOL
+	local tool=$1 name=teardown_kill_${1#ib_}
+	local gidx spid cpid base round first second z z0
 	ensure_link
 	gidx=$(roce_v2_gid_index)
+	z0=$(counter loopback_zcopy_pkts)
 	base=$(res_summary)
 	info "resources before: $base"
 	for round in client-first server-first; do
 		next_port
 		local args=(-d "$DEV" -x "$gidx" -s 1048576 -n 100000 -t 128 -F -p "$_port")
-		ib_write_bw "${args[@]}" >/tmp/td-srv.txt 2>&1 &
+		"$tool" "${args[@]}" >/tmp/td-srv.txt 2>&1 &
 		spid=$!
-		wait_port "$_port" 30 || { cat /tmp/td-srv.txt; fail "ib_write_bw server did not listen"; }
-		ib_write_bw "${args[@]}" 127.0.0.1 >/tmp/td-cli.txt 2>&1 &
+		wait_port "$_port" 30 || { cat /tmp/td-srv.txt; fail "$tool server did not listen"; }
+		"$tool" "${args[@]}" 127.0.0.1 >/tmp/td-cli.txt 2>&1 &
 		cpid=$!
 		wait_for 30 qp_state_is "$cpid" RTS || { qp_list; cat /tmp/td-cli.txt; fail "$round: client QP never reached RTS"; }
 		sleep 2 # let WRITEs pile up
-		kill -0 "$cpid" 2>/dev/null || { cat /tmp/td-cli.txt; fail "$round: ib_write_bw client ended before we could kill it"; }
+		kill -0 "$cpid" 2>/dev/null || { cat /tmp/td-cli.txt; fail "$round: $tool client ended before we could kill it"; }
+		z=$(counter loopback_zcopy_pkts)
+		if [[ $SROCE_DRV == sroce ]] && ((z == z0)); then
+			fail "$round: no packet of $tool went by reference (loopback_zcopy_pkts $z)"
+		fi
+		z0=$z
 		if [[ $round == client-first ]]; then first=$cpid second=$spid; else first=$spid second=$cpid; fi
 		info "$round: QPs: $(qp_list | tr '\n' ';')"
 		kill -9 "$first"
@@ -421,11 +432,11 @@ t_teardown_kill_write_bw() {
 				cat "/proc/$p/stack" 2>/dev/null
 				why+=" pid $p ($( [[ $p == "$cpid" ]] && echo client || echo server)) state $(awk '{ print $3 }' "/proc/$p/stat" 2>/dev/null) wchan $(cat "/proc/$p/wchan" 2>/dev/null);"
 			done
-			assert_dmesg_clean "test teardown_kill_write_bw"
-			fail "$round: SIGKILLed ib_write_bw still there after 60s:$why"
+			assert_dmesg_clean "test $name"
+			fail "$round: SIGKILLed $tool still there after 60s:$why"
 		fi
 		wait "$cpid" "$spid" 2>/dev/null || true
-		assert_dmesg_clean "test teardown_kill_write_bw"
+		assert_dmesg_clean "test $name"
 		wait_for 30 res_is "$base" || {
 			qp_list
 			fail "$round: resources not released 30s after SIGKILL: before '$base', now '$(res_summary)'"
@@ -433,8 +444,10 @@ t_teardown_kill_write_bw() {
 		info "$round: resources back to: $(res_summary)"
 	done
 	pingpong 4096
-	assert_dmesg_clean "test teardown_kill_write_bw"
+	assert_dmesg_clean "test $name"
 }
+t_teardown_kill_write_bw() { teardown_kill_bw ib_write_bw; }
+t_teardown_kill_read_bw() { teardown_kill_bw ib_read_bw; }
 
 t_teardown_link_rmmod() {
 	local i
@@ -872,6 +885,7 @@ robust_test fuzz 420 t_fuzz
 res_summary >/tmp/res-before-scribble
 robust_test ring_scribble 180 t_ring_scribble && record_cases "$RESULTS/tests/ring_scribble.log" ring_scribble
 robust_test teardown_kill_write_bw 180 t_teardown_kill_write_bw
+robust_test teardown_kill_read_bw 180 t_teardown_kill_read_bw
 robust_test teardown_link_rmmod 180 t_teardown_link_rmmod
 tighten_watchdogs
 robust_test destroy_under_load 300 t_destroy_under_load
