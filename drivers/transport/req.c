@@ -86,11 +86,21 @@ static s32 sroce_req_window(const struct sroce_qp *qp)
 	return qp->req.cwnd ?: SROCE_MAX_UNACKED_PSNS;
 }
 
+/* The ACK timer's clock (re)starts now; armed unless it already is. */
+static void sroce_req_timer_push(struct sroce_qp *qp)
+{
+	qp->req.ack_wait_at = jiffies;
+	if (!timer_pending(&qp->retrans_timer))
+		mod_timer(&qp->retrans_timer,
+			  jiffies + sroce_retrans_jiffies(qp));
+}
+
 /* The ACK timer starts from idle: a new wait, and the start of its clock. */
 static void sroce_req_timer_start(struct sroce_qp *qp)
 {
 	qp->comp.progress_at = jiffies;
-	mod_timer(&qp->retrans_timer, jiffies + sroce_retrans_jiffies(qp));
+	qp->req.ack_wait = true;
+	sroce_req_timer_push(qp);
 }
 
 /* One request packet went out with @psn: window bookkeeping and timer. */
@@ -103,8 +113,7 @@ static void sroce_req_sent(struct sroce_qp *qp, u32 psn)
 	/* every request asks for an ACK unless its sender says otherwise */
 	qp->req.ackreq_owed = false;
 	/* timeout 0: the local ACK timer is infinite (never armed) */
-	if (qp->type == IB_QPT_RC && qp->timeout &&
-	    !timer_pending(&qp->retrans_timer))
+	if (qp->type == IB_QPT_RC && qp->timeout && !qp->req.ack_wait)
 		sroce_req_timer_start(qp);
 }
 
@@ -139,12 +148,11 @@ void sroce_req_timer_update(struct sroce_qp *qp, bool progress)
 	if (qp->type != IB_QPT_RC || !qp->timeout)
 		return;
 	if (qp->req.rnr_wait || !sroce_req_outstanding(qp))
-		sroce_timer_delete(&qp->retrans_timer);
-	else if (!timer_pending(&qp->retrans_timer))
+		qp->req.ack_wait = false;	/* a late expiry is ignored */
+	else if (!qp->req.ack_wait)
 		sroce_req_timer_start(qp);
 	else if (progress)
-		mod_timer(&qp->retrans_timer,
-			  jiffies + sroce_retrans_jiffies(qp));
+		sroce_req_timer_push(qp);
 }
 
 /*
@@ -682,12 +690,20 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 void sroce_req_retrans_expired(struct sroce_qp *qp)
 {
 	struct sroce_sq *sq = &qp->sq;
+	unsigned long deadline;
 	u32 i;
 
 	sroce_assert_engine(qp);
 	if ((qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
-	    qp->req.rnr_wait || !sroce_req_outstanding(qp))
+	    !qp->timeout || !qp->req.ack_wait || qp->req.rnr_wait ||
+	    !sroce_req_outstanding(qp))
 		return;
+	/* pushed back since it was armed: not yet */
+	deadline = qp->req.ack_wait_at + sroce_retrans_jiffies(qp);
+	if (time_before(jiffies, deadline)) {
+		mod_timer(&qp->retrans_timer, deadline);
+		return;
+	}
 	/*
 	 * A tail sent without AckReq was never asked to be acknowledged:
 	 * ask once per progress, and count it a retry only if that fails.

@@ -499,6 +499,14 @@ struct sroce_req_state {
 	 */
 	bool	ackreq_owed;
 	bool	probed;		/* a probe since the last progress */
+	/*
+	 * The local ACK timer runs from ack_wait_at.  Stopping it and pushing
+	 * it back only set these; the timer itself is left armed and, when it
+	 * fires early or idle, re-armed or ignored (sroce_req_retrans_expired),
+	 * so a message costs no mod_timer and del_timer pair.
+	 */
+	bool	ack_wait;
+	unsigned long ack_wait_at;
 	struct sroce_swqe *tail_wqe;	/* the WQE that sent that packet */
 	u32	cwnd;		/* PSNs that may be unacknowledged; 0: all */
 	bool	need_retry;
