@@ -328,6 +328,7 @@ static bool sroce_engine_pass(struct sroce_qp *qp)
 	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)
 		more |= sroce_req_run(qp, &qbudget);
 	sroce_comp_complete(qp);
+	sroce_req_wait_end(qp);
 	if (qp->state == IB_QPS_SQE)
 		more |= sroce_comp_flush_sq(qp);
 	/* SQD: every message started before it has completed (C10-36) */

@@ -118,6 +118,17 @@ static void sroce_req_sent(struct sroce_qp *qp, u32 psn)
 }
 
 /*
+ * The last answer's WQE has retired: the wait is over.  The timer stays
+ * armed; its expiry finds no wait.  The next request starts a new wait,
+ * with its own clock.
+ */
+void sroce_req_wait_end(struct sroce_qp *qp)
+{
+	if (qp->req.ack_wait && !sroce_req_outstanding(qp))
+		qp->req.ack_wait = false;
+}
+
+/*
  * One past the last WQE with packets on the wire: sq->req, or the WQE at
  * sq->req when it is partly sent (a window smaller than the message).
  */
@@ -695,9 +706,12 @@ void sroce_req_retrans_expired(struct sroce_qp *qp)
 
 	sroce_assert_engine(qp);
 	if ((qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) ||
-	    !qp->timeout || !qp->req.ack_wait || qp->req.rnr_wait ||
-	    !sroce_req_outstanding(qp))
+	    !qp->req.ack_wait)
 		return;
+	if (!qp->timeout || qp->req.rnr_wait || !sroce_req_outstanding(qp)) {
+		qp->req.ack_wait = false;	/* the timer is off now */
+		return;
+	}
 	/* pushed back since it was armed: not yet */
 	deadline = qp->req.ack_wait_at + sroce_retrans_jiffies(qp);
 	if (time_before(jiffies, deadline)) {

@@ -72,6 +72,7 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn);
 bool sroce_req_probe(struct sroce_qp *qp);
 void sroce_req_reread(struct sroce_qp *qp, struct sroce_swqe *wqe);
 void sroce_req_timer_update(struct sroce_qp *qp, bool progress);
+void sroce_req_wait_end(struct sroce_qp *qp);
 void sroce_req_retrans_expired(struct sroce_qp *qp);
 bool sroce_req_outstanding(struct sroce_qp *qp);
 u32 sroce_req_sent_end(struct sroce_qp *qp);

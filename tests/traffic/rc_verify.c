@@ -35,6 +35,8 @@
  *                 its own, so that no two pieces are adjacent in memory
  *     -H SECS     after the OK line, print "rc_verify: HOLD qpn=<n>" and keep
  *                 the QP for SECS seconds before exiting (per-QP counters)
+ *     -I MS       client: idle MS ms after each batch, nothing outstanding
+ *                 (each batch's first request then starts a new ACK timer wait)
  *     -v          verbose
  *
  * Build: gcc -O2 -Wall -Wextra -o build/traffic/rc_verify tests/traffic/rc_verify.c -libverbs
@@ -154,7 +156,7 @@ static int rounds = 1, depth = 16;
 static int tmo = 120;
 static int mtu_opt;
 static int ack_timeout = 14, retry_cnt = 7, rnr_retry = 7, min_rnr = 12;
-static int late_ms, no_post, kill_peer, verbose, hold_secs, dereg_early, gather_n = 1;
+static int late_ms, no_post, kill_peer, verbose, hold_secs, dereg_early, gather_n = 1, idle_ms;
 /* -G: piece j of WQE i at gather_buf + (i * gather_n + j) * gather_stride + a small offset */
 static uint8_t *gather_buf;
 static struct ibv_mr *gather_mr;
@@ -285,7 +287,7 @@ static void usage(void)
 		"  server: -L MS (post receives late)  -N (never post receives)\n"
 		"  client: -E rnr_retry_exc|retry_exc|loc_prot|any [-W SECS]  -K (server vanishes)\n"
 		"  client: -D (deregister the data MR under the first batch)  -v\n"
-		"  client: -G N (gather SEND/WRITE from N scattered SGEs)\n"
+		"  client: -G N (gather SEND/WRITE from N scattered SGEs)  -I MS (idle after each batch)\n"
 		"  -H SECS (keep the QP that long after OK)\n");
 	exit(2);
 }
@@ -1667,8 +1669,11 @@ static void run_client(void)
 
 	t0 = now();
 	vlog("traffic starts");
-	for (k = 0; k < nsteps; k++)
+	for (k = 0; k < nsteps; k++) {
 		client_batch(k);
+		if (idle_ms)
+			usleep(idle_ms * 1000);
+	}
 	if (expect != -1)
 		die("expected a %s completion, but all %d batches succeeded", expect_str(), nsteps);
 	if (ntrk)
@@ -1981,7 +1986,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	nsizes = parse_sizes("1,2,63,64,1000,1024,1025,4096,65536,65537,262147,1048576,4194304", sizes);
 	nops = parse_ops("send,write,writeimm,read,cas,faa", ops);
-	while ((c = getopt(argc, argv, "sc:d:x:p:S:o:n:q:t:m:T:r:R:M:L:NE:W:KH:DG:vh")) != -1) {
+	while ((c = getopt(argc, argv, "sc:d:x:p:S:o:n:q:t:m:T:r:R:M:L:NE:W:KH:DG:I:vh")) != -1) {
 		switch (c) {
 		case 's': is_server = 1; break;
 		case 'c': server_ip = optarg; break;
@@ -2017,6 +2022,7 @@ int main(int argc, char **argv)
 		case 'H': hold_secs = atoi(optarg); break;
 		case 'D': dereg_early = 1; break;
 		case 'G': gather_n = atoi(optarg); break;
+		case 'I': idle_ms = atoi(optarg); break;
 		case 'v': verbose = 1; break;
 		default: usage();
 		}
@@ -2024,11 +2030,11 @@ int main(int argc, char **argv)
 	if (optind != argc || is_server == !!server_ip || rounds < 1 || depth < 1 || depth > 4096 ||
 	    tmo < 1 || expect_secs < 1 || ack_timeout < 0 || ack_timeout > 31 || retry_cnt < 0 ||
 	    retry_cnt > 7 || rnr_retry < 0 || rnr_retry > 7 || min_rnr < 0 || min_rnr > 31 ||
-	    late_ms < 0 || tcp_port < 1 || tcp_port > 65535 || hold_secs < 0 || gather_n < 1 ||
+	    late_ms < 0 || idle_ms < 0 || tcp_port < 1 || tcp_port > 65535 || hold_secs < 0 || gather_n < 1 ||
 	    gather_n > 32)
 		usage();
-	if (is_server && (expect != -1 || dereg_early || gather_n > 1))
-		usage(); /* -E, -D and -G are the client's */
+	if (is_server && (expect != -1 || dereg_early || gather_n > 1 || idle_ms))
+		usage(); /* -E, -D, -G and -I are the client's */
 	if (dereg_early && gather_n > 1)
 		usage(); /* -D deregisters the data MR, which -G does not send from */
 

@@ -777,6 +777,22 @@ t_symptoms() {
 	((n > 0)) || fail "3% loss, yet no retransmission counted"
 	(($(sym_moved "$d" sna out_of_seq_request) + $(sym_moved "$d" sna duplicate_request) > 0)) ||
 		fail "3% loss, yet the responder saw no gap or duplicate"
+	# Loss after idle: 250 ms with nothing outstanding before each
+	# one-packet message, so each starts a new ACK timer wait, and only
+	# that timer can recover it or its lost ACK.
+	ns "$NSA" "$TC" qdisc change dev vna root netem loss 10%
+	ns "$NSB" "$TC" qdisc change dev vnb root netem loss 10%
+	sym_snap /tmp/sym-b
+	sym_rcv "-o send,write -S 64 -q 1 -n 20 -I 250 -t 30" || { cat /tmp/sym-cli.txt; fail "rc_verify with idle gaps over a lossy link failed"; }
+	sym_snap /tmp/sym-a
+	d=$(sym_delta /tmp/sym-b /tmp/sym-a)
+	{
+		echo "# 10% loss each way, rc_verify -q 1 -I 250: 40 one-packet messages, each after 250 ms idle"
+		tail -n1 /tmp/sym-cli.txt
+		echo "# counters that moved:"
+		echo "$d"
+	} | tee "$out/lossy_idle.txt"
+	(($(sym_moved "$d" snb retry_timeout) > 0)) || fail "10% loss after idle gaps, yet the ACK timer never retransmitted"
 	ns "$NSA" "$TC" qdisc del dev vna root
 	ns "$NSB" "$TC" qdisc del dev vnb root
 
