@@ -86,13 +86,18 @@ static s32 sroce_req_window(const struct sroce_qp *qp)
 	return qp->req.cwnd ?: SROCE_MAX_UNACKED_PSNS;
 }
 
-/* The ACK timer's clock (re)starts now; armed unless it already is. */
+/*
+ * The ACK timer's clock (re)starts now; armed unless it already is for
+ * no later than the new deadline (a shorter timeout may have been set).
+ */
 static void sroce_req_timer_push(struct sroce_qp *qp)
 {
+	unsigned long deadline = jiffies + sroce_retrans_jiffies(qp);
+
 	qp->req.ack_wait_at = jiffies;
-	if (!timer_pending(&qp->retrans_timer))
-		mod_timer(&qp->retrans_timer,
-			  jiffies + sroce_retrans_jiffies(qp));
+	if (!timer_pending(&qp->retrans_timer) ||
+	    time_after(READ_ONCE(qp->retrans_timer.expires), deadline))
+		mod_timer(&qp->retrans_timer, deadline);
 }
 
 /* The ACK timer starts from idle: a new wait, and the start of its clock. */
@@ -103,18 +108,26 @@ static void sroce_req_timer_start(struct sroce_qp *qp)
 	sroce_req_timer_push(qp);
 }
 
-/* One request packet went out with @psn: window bookkeeping and timer. */
-static void sroce_req_sent(struct sroce_qp *qp, u32 psn)
+/*
+ * One request packet went out, for PSNs @first to @last: window
+ * bookkeeping and timer.
+ */
+static void sroce_req_sent(struct sroce_qp *qp, u32 first, u32 last)
 {
-	u32 next = sroce_psn_add(psn, 1);
+	u32 next = sroce_psn_add(last, 1);
 
 	if (sroce_psn_after(next, qp->req.max_psn))
 		qp->req.max_psn = next;
 	/* every request asks for an ACK unless its sender says otherwise */
 	qp->req.ackreq_owed = false;
 	/* timeout 0: the local ACK timer is infinite (never armed) */
-	if (qp->type == IB_QPT_RC && qp->timeout && !qp->req.ack_wait)
+	if (qp->type != IB_QPT_RC || !qp->timeout)
+		return;
+	if (!qp->req.ack_wait)
 		sroce_req_timer_start(qp);
+	else if (first == qp->comp.psn)
+		/* the oldest unanswered PSN: held back until now (TX room) */
+		sroce_req_timer_push(qp);
 }
 
 /*
@@ -126,6 +139,25 @@ void sroce_req_wait_end(struct sroce_qp *qp)
 {
 	if (qp->req.ack_wait && !sroce_req_outstanding(qp))
 		qp->req.ack_wait = false;
+}
+
+/*
+ * modify_qp set a new local ACK timeout: a running wait keeps its clock
+ * and takes the new deadline; requests that timeout 0 left unwatched
+ * start one now.  A new timeout of 0 ends the wait.
+ */
+void sroce_req_timeout_set(struct sroce_qp *qp)
+{
+	sroce_assert_engine(qp);
+	if (qp->type != IB_QPT_RC)
+		return;
+	if (!qp->timeout)
+		qp->req.ack_wait = false;	/* infinite: a late expiry is ignored */
+	else if (qp->req.ack_wait)
+		mod_timer(&qp->retrans_timer,
+			  qp->req.ack_wait_at + sroce_retrans_jiffies(qp));
+	else
+		sroce_req_timer_update(qp, false);
 }
 
 /*
@@ -297,7 +329,7 @@ static int sroce_req_send_seg(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	}
 	/* a send failure is a lost packet: go-back-N recovers RC */
 	sroce_pkt_send(qp->sdev, av, ud ? NULL : &qp->dst_cache, sport, skb);
-	sroce_req_sent(qp, h.bth.psn);
+	sroce_req_sent(qp, h.bth.psn, h.bth.psn);
 	if (qp->type == IB_QPT_RC && !h.bth.ackreq) {
 		qp->req.ackreq_owed = true;
 		qp->req.tail_wqe = wqe;
@@ -379,7 +411,8 @@ static int sroce_req_send_read(struct sroce_qp *qp, struct sroce_swqe *wqe,
 
 	if (err)
 		return err;
-	sroce_req_sent(qp, wqe->last_psn);
+	sroce_req_sent(qp, sroce_psn_add(wqe->first_psn, wqe->rcvd / mtu),
+		       wqe->last_psn);
 	qp->req.psn = sroce_psn_add(wqe->last_psn, 1);
 	return 1;
 }
@@ -419,7 +452,7 @@ static int sroce_req_send_atomic(struct sroce_qp *qp, struct sroce_swqe *wqe)
 	if (!skb)
 		return -ENOMEM;
 	sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache, qp->sport, skb);
-	sroce_req_sent(qp, wqe->first_psn);
+	sroce_req_sent(qp, wqe->first_psn, wqe->first_psn);
 	qp->req.psn = sroce_psn_add(wqe->first_psn, 1);
 	return 1;
 }
@@ -460,7 +493,7 @@ static int sroce_req_send_placement(struct sroce_qp *qp,
 		return err;
 	}
 	sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache, qp->sport, skb);
-	sroce_req_sent(qp, wqe->first_psn);
+	sroce_req_sent(qp, wqe->first_psn, wqe->first_psn);
 	qp->req.psn = sroce_psn_add(wqe->first_psn, 1);
 	return 1;
 }
@@ -724,6 +757,7 @@ void sroce_req_retrans_expired(struct sroce_qp *qp)
 	 */
 	if (!qp->req.probed && qp->req.ackreq_owed) {
 		/* first: the probe must not restart the clock (progress_at) */
+		qp->req.ack_wait_at = jiffies;
 		mod_timer(&qp->retrans_timer,
 			  jiffies + sroce_retrans_jiffies(qp));
 		if (sroce_req_probe(qp)) {
@@ -743,6 +777,7 @@ void sroce_req_retrans_expired(struct sroce_qp *qp)
 		qp->comp.rewound = false;
 		sroce_req_rewind(qp, qp->comp.psn);
 		/* keep counting even if the resend has to wait for skb room */
+		qp->req.ack_wait_at = jiffies;
 		mod_timer(&qp->retrans_timer,
 			  jiffies + sroce_retrans_jiffies(qp));
 		return;

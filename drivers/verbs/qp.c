@@ -407,6 +407,9 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		trace_sroce_qp_state(qp, cur, new);
 		WRITE_ONCE(qp->state, new);
 	}
+	/* SQD -> SQD may change it with requests outstanding */
+	if ((mask & IB_QP_TIMEOUT) && (new == IB_QPS_RTS || new == IB_QPS_SQD))
+		sroce_req_timeout_set(qp);
 	if (sched)
 		sroce_qp_sched(qp);
 out:

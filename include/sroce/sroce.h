@@ -796,6 +796,7 @@ void sroce_qp_fail(struct sroce_qp *qp, enum ib_event_type ev);
 void sroce_qp_sq_error(struct sroce_qp *qp);
 void sroce_qp_sqe_flush(struct sroce_qp *qp);
 void sroce_resp_reset(struct sroce_qp *qp);
+void sroce_req_timeout_set(struct sroce_qp *qp);
 void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 	       struct sroce_qp *from);
 

@@ -4559,6 +4559,84 @@ out:
 	pair_down(&p);
 }
 
+/*
+ * Local ACK timeout 0 is infinite: a WRITE to a peer in RESET (which drops
+ * it unanswered) neither completes nor counts a timeout.  A timeout set
+ * SQD -> SQD, with the WRITE still outstanding, applies to it: the WRITE
+ * then fails with RETRY_EXC_ERR after retry_cnt + 1 timeouts.
+ */
+static void t_ack_timeout_set(void)
+{
+	const char *name = "ack_timeout_set_in_sqd";
+	struct ibv_qp_attr qa = {
+		.qp_state = IBV_QPS_RTS, .timeout = 0, .retry_cnt = 2,
+		.rnr_retry = 7, .sq_psn = 0x2000, .max_rd_atomic = 1,
+	};
+	struct ibv_qp_attr rst = { .qp_state = IBV_QPS_RESET };
+	struct ibv_wc wc;
+	struct pair p;
+	long rto0, rto1;
+	int r;
+
+	if (pair_alloc_cap(name, &p, cap_ok))
+		goto out;
+	r = to_rtr(p.a, p.b->qp_num, 0x1000) ?:
+	    to_rtr(p.b, p.a->qp_num, 0x2000) ?:
+	    ibv_modify_qp(p.a, &qa, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) ?:
+	    to_rts(p.b, 0x1000, 7) ?:
+	    ibv_modify_qp(p.b, &rst, IBV_QP_STATE);
+	if (r) {
+		failf(name, "setup: connecting the pair (a: timeout 0) and b -> RESET failed: %s",
+		      errname(r));
+		goto out;
+	}
+	rto0 = ackreq_counter("retry_timeout");
+	if (post_rdma1(p.a, 41, IBV_WR_RDMA_WRITE, p.bufa, 64, p.mra->lkey,
+		       p.bufb + 4096, p.mrb->rkey)) {
+		failf(name, "post WRITE: %s", strerror(errno));
+		goto out;
+	}
+	/* 10 times the shortest timer (100 ms): none may run with timeout 0 */
+	r = poll1(p.cqa, &wc, 1000);
+	rto1 = ackreq_counter("retry_timeout");
+	if (r != 0) {
+		failf(name, "timeout 0: got %s for wr_id %llu, expected no completion",
+		      r == 1 ? st(wc.status) : "a poll error",
+		      r == 1 ? (unsigned long long)wc.wr_id : 0ULL);
+		goto out;
+	}
+	if (rto0 < 0 || rto1 != rto0) {
+		failf(name, "timeout 0: retry_timeout moved from %ld to %ld, expected no move",
+		      rto0, rto1);
+		goto out;
+	}
+	qa.qp_state = IBV_QPS_SQD;
+	r = ibv_modify_qp(p.a, &qa, IBV_QP_STATE);
+	if (r) {
+		failf(name, "RTS -> SQD: got %s, expected 0", errname(r));
+		goto out;
+	}
+	qa.timeout = 14;
+	r = ibv_modify_qp(p.a, &qa, IBV_QP_STATE | IBV_QP_TIMEOUT);
+	if (r) {
+		failf(name, "SQD -> SQD with timeout 14: got %s, expected 0",
+		      errname(r));
+		goto out;
+	}
+	if (want_wc(name, p.cqa, 41, IBV_WC_RETRY_EXC_ERR, 10000))
+		goto out;
+	rto1 = ackreq_counter("retry_timeout");
+	if (rto1 - rto0 != qa.retry_cnt + 1)
+		failf(name, "retry_timeout moved %ld, expected retry_cnt + 1 = %d",
+		      rto1 - rto0, qa.retry_cnt + 1);
+	else
+		pass(name);
+out:
+	pair_down(&p);
+}
+
 static void t_mw(void)
 {
 	t_mw_advertised();
@@ -5102,6 +5180,7 @@ int main(int argc, char **argv)
 	t_rereg_mr();
 	t_unsignaled();
 	t_ackreq();
+	t_ack_timeout_set();
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
