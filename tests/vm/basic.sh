@@ -282,8 +282,8 @@ t_pingpong_late_ack() {
 # every byte and every completion; the error cases check the WC status, that
 # every other WQE is flushed once, and (sroce) the counter that explains it.
 RCV=${RCV_BIN:-$REPO/build/traffic/rc_verify}
-rcv_bin() {
-	[[ -x $RCV ]] && return 0
+rcv_bin() { # the host's build, unless it is older than the source
+	[[ -x $RCV && $RCV -nt $REPO/tests/traffic/rc_verify.c ]] && return 0
 	RCV=/tmp/rc_verify
 	[[ -x $RCV ]] || gcc -O2 -o "$RCV" "$REPO/tests/traffic/rc_verify.c" -libverbs ||
 		fail "cannot build rc_verify"
@@ -657,6 +657,14 @@ sym_rcv() { # CARGS
 	wait "$spid" || true
 	return "$rc"
 }
+# sym_rcv between two counter snapshots; what moved is left in SYM_D.
+# An rc_verify failure fails the test with WHY.
+sym_counted() { # CARGS WHY
+	sym_snap /tmp/sym-b
+	sym_rcv "$1" || { cat /tmp/sym-cli.txt; fail "$2"; }
+	sym_snap /tmp/sym-a
+	SYM_D=$(sym_delta /tmp/sym-b /tmp/sym-a)
+}
 # The symptoms made with tc filters on vna's ingress (clsact is in place):
 # UDP 4791 dropped on the path (a firewall), then a path that drops big
 # frames (an MTU mismatch on the way).
@@ -664,10 +672,8 @@ sym_filters() { # OUT
 	local out=$1 d
 	# the requester retries into RETRY_EXC_ERR, the responder gets nothing
 	ns "$NSA" "$TC" filter add dev vna ingress protocol ip flower ip_proto udp dst_port 4791 action drop
-	sym_snap /tmp/sym-b
-	sym_rcv "-o write -S 65536 -r 2 -E retry_exc -W 30" || { cat /tmp/sym-cli.txt; fail "rc_verify did not see the expected retry error"; }
-	sym_snap /tmp/sym-a
-	d=$(sym_delta /tmp/sym-b /tmp/sym-a)
+	sym_counted "-o write -S 65536 -r 2 -E retry_exc -W 30" "rc_verify did not see the expected retry error"
+	d=$SYM_D
 	{
 		echo "# UDP 4791 dropped on sna's netdev (tc filter ... flower ip_proto udp dst_port 4791 action drop), rc_verify -r 2"
 		grep -E 'expected error|flushed|rc_verify: OK' /tmp/sym-cli.txt
@@ -686,10 +692,8 @@ sym_filters() { # OUT
 	ns "$NSA" "$TC" filter add dev vna ingress prio 1 basic match 'meta(pkt_len gt 700)' action drop
 	sym_rcv "-o write,send -S 1,256 -m 1024" || { cat /tmp/sym-cli.txt; fail "small messages failed behind the MTU drop"; }
 	tail -n1 /tmp/sym-cli.txt >/tmp/sym-small.txt
-	sym_snap /tmp/sym-b
-	sym_rcv "-o write -S 4096 -m 1024 -r 2 -E retry_exc -W 30" || { cat /tmp/sym-cli.txt; fail "rc_verify did not see the expected retry error"; }
-	sym_snap /tmp/sym-a
-	d=$(sym_delta /tmp/sym-b /tmp/sym-a)
+	sym_counted "-o write -S 4096 -m 1024 -r 2 -E retry_exc -W 30" "rc_verify did not see the expected retry error"
+	d=$SYM_D
 	{
 		echo "# frames over 700 B dropped on the way to sna (tc filter ... basic match 'meta(pkt_len gt 700)' action drop)"
 		echo "# rc_verify -S 1,256 (one packet each):"
@@ -763,10 +767,8 @@ t_symptoms() {
 	# every byte; the recovery shows in the counters.
 	ns "$NSA" "$TC" qdisc add dev vna root netem loss 3%
 	ns "$NSB" "$TC" qdisc add dev vnb root netem loss 3%
-	sym_snap /tmp/sym-b
-	sym_rcv "-o send,write,read -S 1,4096,65536 -n 4" || { cat /tmp/sym-cli.txt; fail "rc_verify over a lossy link failed"; }
-	sym_snap /tmp/sym-a
-	d=$(sym_delta /tmp/sym-b /tmp/sym-a)
+	sym_counted "-o send,write,read -S 1,4096,65536 -n 4" "rc_verify over a lossy link failed"
+	d=$SYM_D
 	{
 		echo "# 3% loss each way (tc qdisc add dev vna root netem loss 3%), rc_verify send,write,read"
 		tail -n1 /tmp/sym-cli.txt
@@ -782,10 +784,8 @@ t_symptoms() {
 	# that timer can recover it or its lost ACK.
 	ns "$NSA" "$TC" qdisc change dev vna root netem loss 10%
 	ns "$NSB" "$TC" qdisc change dev vnb root netem loss 10%
-	sym_snap /tmp/sym-b
-	sym_rcv "-o send,write -S 64 -q 1 -n 20 -I 250 -t 30" || { cat /tmp/sym-cli.txt; fail "rc_verify with idle gaps over a lossy link failed"; }
-	sym_snap /tmp/sym-a
-	d=$(sym_delta /tmp/sym-b /tmp/sym-a)
+	sym_counted "-o send,write -S 64 -q 1 -n 20 -I 250 -t 30" "rc_verify with idle gaps over a lossy link failed"
+	d=$SYM_D
 	{
 		echo "# 10% loss each way, rc_verify -q 1 -I 250: 40 one-packet messages, each after 250 ms idle"
 		tail -n1 /tmp/sym-cli.txt
