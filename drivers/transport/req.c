@@ -382,6 +382,12 @@ bool sroce_req_probe(struct sroce_qp *qp)
 	return true;
 }
 
+/* The PSN of @wqe's first missing READ response: where a re-request starts. */
+static u32 sroce_req_read_psn(const struct sroce_swqe *wqe, u32 mtu)
+{
+	return sroce_psn_add(wqe->first_psn, wqe->rcvd / mtu);
+}
+
 /* The READ request for what @wqe still lacks: from its first missing response on. */
 static int sroce_req_read_xmit(struct sroce_qp *qp, struct sroce_swqe *wqe,
 			       u32 mtu)
@@ -391,7 +397,7 @@ static int sroce_req_read_xmit(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	u8 *payload;
 
 	h.bth.opcode = sroce_req_opcode(qp, wqe, true, true);
-	h.bth.psn = sroce_psn_add(wqe->first_psn, wqe->rcvd / mtu);
+	h.bth.psn = sroce_req_read_psn(wqe, mtu);
 	h.bth.dqpn = qp->dest_qpn;
 	h.bth.ackreq = true;
 	h.reth.va = wqe->remote_addr + wqe->rcvd;
@@ -411,8 +417,7 @@ static int sroce_req_send_read(struct sroce_qp *qp, struct sroce_swqe *wqe,
 
 	if (err)
 		return err;
-	sroce_req_sent(qp, sroce_psn_add(wqe->first_psn, wqe->rcvd / mtu),
-		       wqe->last_psn);
+	sroce_req_sent(qp, sroce_req_read_psn(wqe, mtu), wqe->last_psn);
 	qp->req.psn = sroce_psn_add(wqe->last_psn, 1);
 	return 1;
 }
@@ -757,9 +762,7 @@ void sroce_req_retrans_expired(struct sroce_qp *qp)
 	 */
 	if (!qp->req.probed && qp->req.ackreq_owed) {
 		/* first: the probe must not restart the clock (progress_at) */
-		qp->req.ack_wait_at = jiffies;
-		mod_timer(&qp->retrans_timer,
-			  jiffies + sroce_retrans_jiffies(qp));
+		sroce_req_timer_push(qp);
 		if (sroce_req_probe(qp)) {
 			qp->req.probed = true;
 			return;
@@ -777,9 +780,7 @@ void sroce_req_retrans_expired(struct sroce_qp *qp)
 		qp->comp.rewound = false;
 		sroce_req_rewind(qp, qp->comp.psn);
 		/* keep counting even if the resend has to wait for skb room */
-		qp->req.ack_wait_at = jiffies;
-		mod_timer(&qp->retrans_timer,
-			  jiffies + sroce_retrans_jiffies(qp));
+		sroce_req_timer_push(qp);
 		return;
 	}
 	/* retries exhausted: the oldest open WQE fails, the QP goes to ERR */

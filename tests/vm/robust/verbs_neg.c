@@ -309,6 +309,20 @@ static int pair_up(const char *name, struct pair *p, int rnr_retry)
 	return pair_up_cap(name, p, rnr_retry, cap_ok);
 }
 
+/*
+ * a and b connected as connect_pair() does, but a reaches RTS with the
+ * attributes in @rts (timeout, retry counts): 0 or the first error.
+ */
+static int connect_pair_rts(struct pair *p, struct ibv_qp_attr *rts)
+{
+	return to_rtr(p->a, p->b->qp_num, 0x1000) ?:
+	       to_rtr(p->b, p->a->qp_num, 0x2000) ?:
+	       ibv_modify_qp(p->a, rts, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) ?:
+	       to_rts(p->b, 0x1000, 7);
+}
+
 static void pair_down(struct pair *p)
 {
 	if (p->a)
@@ -4408,12 +4422,7 @@ static void t_ackreq(void)
 	cap.max_send_wr = 64;
 	if (pair_alloc_cap(name, &p, cap))
 		goto out;
-	r = to_rtr(p.a, p.b->qp_num, 0x1000) ?:
-	    to_rtr(p.b, p.a->qp_num, 0x2000) ?:
-	    ibv_modify_qp(p.a, &qa, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) ?:
-	    to_rts(p.b, 0x1000, 7);
+	r = connect_pair_rts(&p, &qa);
 	if (r) {
 		failf(name, "setup: connecting the pair failed: %s", errname(r));
 		goto out;
@@ -4580,13 +4589,7 @@ static void t_ack_timeout_set(void)
 
 	if (pair_alloc_cap(name, &p, cap_ok))
 		goto out;
-	r = to_rtr(p.a, p.b->qp_num, 0x1000) ?:
-	    to_rtr(p.b, p.a->qp_num, 0x2000) ?:
-	    ibv_modify_qp(p.a, &qa, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) ?:
-	    to_rts(p.b, 0x1000, 7) ?:
-	    ibv_modify_qp(p.b, &rst, IBV_QP_STATE);
+	r = connect_pair_rts(&p, &qa) ?: ibv_modify_qp(p.b, &rst, IBV_QP_STATE);
 	if (r) {
 		failf(name, "setup: connecting the pair (a: timeout 0) and b -> RESET failed: %s",
 		      errname(r));
