@@ -6,6 +6,7 @@
 # (cpu-clock, the kernel's side: user space only polls), its report in
 # /results/profile-<name>.txt; such a boot's numbers carry perf's overhead
 # and are not comparable, and a run without a number still gives a profile.
+# BENCH_PROFILE_LIMIT: the inclusive listing's cut-off in percent (2).
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/vm/basic.sh
 . "$HERE/basic.sh"
@@ -59,7 +60,7 @@ bench_once() { # KIND TOOL ARGS...
 		{
 			perf report -i /tmp/perf.data --no-children --sort sym --stdio --percent-limit 0.5 -g none
 			echo "# with children (inclusive), callers folded:"
-			perf report -i /tmp/perf.data --children --sort sym --stdio --percent-limit 2 -g none
+			perf report -i /tmp/perf.data --children --sort sym --stdio --percent-limit "${BENCH_PROFILE_LIMIT:-2}" -g none
 			echo "# call chains of the symbols over 3% (self):"
 			perf report -i /tmp/perf.data --no-children --sort sym --stdio --percent-limit 3 \
 				-g caller,2,callee,function,percent
