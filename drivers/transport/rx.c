@@ -182,6 +182,7 @@ static void sroce_rx_dbg(struct sroce_dev *sdev, const char *why,
 void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 	       struct sroce_qp *from)
 {
+	const struct sroce_opcode_info *info;
 	struct sroce_pkt_hdrs h;
 	u32 len = skb->len, hlen;
 	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
@@ -189,8 +190,18 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 	struct sroce_qp *qp;
 	int err;
 
-	hlen = min_t(u32, len, SROCE_MAX_HDR_BYTES);
-	if (len < SROCE_BTH_BYTES + SROCE_ICRC_BYTES || !pskb_may_pull(skb, hlen)) {
+	if (len < SROCE_BTH_BYTES + SROCE_ICRC_BYTES ||
+	    !pskb_may_pull(skb, SROCE_BTH_BYTES)) {
+		sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED);
+		goto drop;
+	}
+	/*
+	 * Only the headers the opcode has: pulling a fixed maximum would
+	 * move payload out of a fragment into the head on every packet.
+	 */
+	info = sroce_opcode_info(skb->data[0]);
+	hlen = info ? info->hdr_len : SROCE_BTH_BYTES;
+	if (hlen > len || !pskb_may_pull(skb, hlen)) {
 		sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED);
 		goto drop;
 	}
@@ -270,6 +281,7 @@ int sroce_pkt_init(struct sroce_pkt *pkt, struct sroce_qp *qp,
 	pkt->sdev = qp->sdev;
 	pkt->qp = qp;
 	pkt->skb = skb;
+	pkt->dropped = false;
 	err = sroce_hdrs_parse(skb->data, skb->len, &pkt->h);
 	if (err)
 		return err;

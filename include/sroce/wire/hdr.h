@@ -132,9 +132,10 @@ void sroce_atmack_pack(u8 *p, const struct sroce_atmack *h);
  * Parse the BTH and the extension headers its opcode calls for.
  * @len: bytes from BTH start to end of packet, including the 4-byte ICRC.
  * Returns 0 or -SROCE_DROP_x. Safe on arbitrary input; never reads
- * outside [bth, bth + len), and only the first min(len, SROCE_MAX_HDR_BYTES)
- * bytes are read at all (payload and ICRC are never touched), so only the
- * headers need to be linear. On error *h is only partially filled.
+ * outside [bth, bth + len), and only the opcode's hdr_len bytes (the BTH's
+ * first byte for an unknown opcode) are read at all (payload and ICRC are
+ * never touched), so only the headers need to be linear. On error *h is
+ * only partially filled.
  */
 int sroce_hdrs_parse(const u8 *bth, u32 len, struct sroce_pkt_hdrs *h);
 
