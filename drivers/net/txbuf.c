@@ -7,9 +7,11 @@
  * buffer: for a 4 KiB payload that is an 8 KiB clear, more than the copy
  * of the payload itself.  A kept page costs a reference count check.
  *
- * The skb's head is a page fragment (build_skb), so the stack frees it
- * with a put_page(); the slot keeps one reference of its own, and a page
- * whose count is back to that one reference is free to reuse.
+ * The skb's head is a page fragment (napi_build_skb), so the stack frees
+ * it with a put_page(); the slot keeps one reference of its own, and a page
+ * whose count is back to that one reference is free to reuse.  The
+ * sk_buff itself comes from the CPU's NAPI cache, which the engine refills
+ * as it consumes packets (sroce_skb_consume): both need softirqs off.
  */
 #include <linux/skbuff.h>
 #include <linux/mm.h>
@@ -59,7 +61,8 @@ static struct sk_buff *sroce_txbuf_take(struct sroce_txbuf_ring *r,
 		/* the last user's reads of the old packet come before our writes */
 		smp_acquire__after_ctrl_dep();
 		page_ref_inc(page);	/* the skb's reference */
-		skb = build_skb(page_address(page), PAGE_SIZE << order);
+		/* the sk_buff from this CPU's cache (BHs are off) */
+		skb = napi_build_skb(page_address(page), PAGE_SIZE << order);
 		if (!skb)
 			page_ref_dec(page);
 		return skb;
@@ -76,13 +79,24 @@ struct sk_buff *sroce_txbuf_skb(unsigned int size)
 	struct sk_buff *skb = NULL;
 
 	if (likely(sroce_txbuf && truesize <= PAGE_SIZE << order)) {
-		/* engines run in process context; keep softirqs off this CPU's rings */
+		/* process context: softirqs off for this CPU's rings and NAPI cache */
 		local_bh_disable();
 		skb = sroce_txbuf_take(&this_cpu_ptr(sroce_txbuf)->ring[order],
 				       order);
 		local_bh_enable();
 	}
 	return skb ?: alloc_skb(size, GFP_ATOMIC);
+}
+
+/* A packet the engine has handled: its sk_buff goes back to this CPU's
+ * cache, where sroce_txbuf_skb() takes the next one, instead of through
+ * the slab allocator both ways.  Process context.
+ */
+void sroce_skb_consume(struct sk_buff *skb)
+{
+	local_bh_disable();
+	napi_consume_skb(skb, 1);
+	local_bh_enable();
 }
 
 /* Append n (< 8) zero bytes to a packet whose payload is page fragments. */

@@ -502,7 +502,7 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 	sroce_assert_engine(qp);
 	if (qp->type != IB_QPT_RC ||
 	    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)) {
-		sroce_qp_count(qp, SROCE_CNT_RX_DROP_QP_STATE);
+		sroce_pkt_drop(pkt, SROCE_CNT_RX_DROP_QP_STATE);
 		return;
 	}
 	if (mask & SROCE_M_READ) {

@@ -155,14 +155,14 @@ static bool sroce_engine_rx(struct sroce_qp *qp, struct sk_buff *skb,
 
 	if (sroce_pkt_init(&pkt, qp, skb)) {
 		sroce_qp_count(qp, SROCE_CNT_RX_DROP_MALFORMED);
-		goto done;
+		goto drop;
 	}
 	/* a connected QP talks to one peer: anything else is spoofed */
 	if (qp->type == IB_QPT_RC || qp->type == IB_QPT_UC) {
 		if (!qp->av_valid || memcmp(&pkt.sgid, &qp->av.dgid,
 					    sizeof(pkt.sgid))) {
 			sroce_qp_count(qp, SROCE_CNT_RX_DROP_PEER);
-			goto done;
+			goto drop;
 		}
 	}
 	if (req) {
@@ -173,7 +173,11 @@ static bool sroce_engine_rx(struct sroce_qp *qp, struct sk_buff *skb,
 	} else {
 		sroce_comp_rcv(&pkt);
 	}
-done:
+	if (pkt.dropped)
+		goto drop;
+	sroce_skb_consume(skb);
+	return true;
+drop:
 	kfree_skb(skb);
 	return true;
 }

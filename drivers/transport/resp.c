@@ -127,7 +127,7 @@ static void sroce_resp_err(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	struct sroce_resp_state *r = &qp->resp;
 
 	if (qp->type == IB_QPT_UC && !local) {
-		sroce_qp_count(qp, SROCE_CNT_RX_DROP_UC_MSG);
+		sroce_pkt_drop(pkt, SROCE_CNT_RX_DROP_UC_MSG);
 		sroce_resp_msg_reset(r);
 		return;
 	}
@@ -196,13 +196,13 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt,
 
 	if (pkt->h.deth.qkey != qp->qkey) {
 		/* C10-14: silent drop */
-		sroce_qp_count(qp, SROCE_CNT_RX_DROP_QKEY);
+		sroce_pkt_drop(pkt, SROCE_CNT_RX_DROP_QKEY);
 		return;
 	}
 	err = sroce_resp_get_rwqe(qp);
 	if (err == -ENOENT) {
 		/* UD has no RNR: a datagram without a receive WQE is lost */
-		sroce_qp_count(qp, SROCE_CNT_RX_DROP_NO_RWQE);
+		sroce_pkt_drop(pkt, SROCE_CNT_RX_DROP_NO_RWQE);
 		return;
 	}
 	if (err) {
@@ -215,7 +215,7 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		 * and the WQE waits for the next one.  Failing the QP would let
 		 * one packet to QP1 end rdma_cm on the device.
 		 */
-		sroce_qp_count(qp, SROCE_CNT_RX_DROP_LENGTH);
+		sroce_pkt_drop(pkt, SROCE_CNT_RX_DROP_LENGTH);
 		return;
 	}
 	wc.status = IB_WC_SUCCESS;
@@ -909,7 +909,7 @@ bool sroce_resp_rcv(struct sroce_pkt *pkt)
 
 	sroce_assert_engine(qp);
 	if (qp->state < IB_QPS_RTR || qp->state == IB_QPS_ERR) {
-		sroce_qp_count(qp, SROCE_CNT_RX_DROP_QP_STATE);
+		sroce_pkt_drop(pkt, SROCE_CNT_RX_DROP_QP_STATE);
 		goto unlock;
 	}
 	if (sroce_qp_is_ud(qp)) {

@@ -709,9 +709,17 @@ struct sroce_pkt {
 	struct sroce_pkt_hdrs	h;
 	u32			payload_off;	/* from skb->data */
 	u8			net_type;
+	bool			dropped;	/* freed as a drop, not consumed */
 	union ib_gid		sgid;		/* source GID of the packet */
 	union ib_gid		dgid;
 };
+
+/* The engine drops @pkt (counted as @c): kfree_skb, not a consume, frees it. */
+static inline void sroce_pkt_drop(struct sroce_pkt *pkt, enum sroce_counter c)
+{
+	pkt->dropped = true;
+	sroce_qp_count(pkt->qp, c);
+}
 
 /* drivers/core */
 extern struct workqueue_struct *sroce_wq;
@@ -806,6 +814,7 @@ void sroce_net_exit(void);
 int sroce_txbuf_init(void);
 void sroce_txbuf_exit(void);
 struct sk_buff *sroce_txbuf_skb(unsigned int size);
+void sroce_skb_consume(struct sk_buff *skb);
 int sroce_txbuf_trailer(struct sk_buff *skb, unsigned int n);
 bool sroce_av_is_local(const struct sroce_av *av);
 void sroce_pkt_zc_hold(struct sk_buff *skb, struct sroce_mr *mr);
