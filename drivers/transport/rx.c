@@ -174,6 +174,21 @@ static void sroce_rx_dbg(struct sroce_dev *sdev, const char *why,
 }
 
 /*
+ * Make the BTH and the headers its opcode has linear, and no more: pulling
+ * a fixed maximum would move payload out of a fragment into the head on
+ * every packet.  False if the packet is too short to hold them.
+ */
+static bool sroce_rx_pull_hdrs(struct sk_buff *skb)
+{
+	const struct sroce_opcode_info *info;
+
+	if (!pskb_may_pull(skb, SROCE_BTH_BYTES))
+		return false;
+	info = sroce_opcode_info(skb->data[0]);
+	return !info || pskb_may_pull(skb, info->hdr_len);
+}
+
+/*
  * Process one RoCEv2 packet; skb->data at BTH, network and transport
  * headers set, called under rcu_read_lock.  @from: the sending QP when it
  * came from our own transmit path (loopback: no ICRC), else NULL.  Always
@@ -182,26 +197,14 @@ static void sroce_rx_dbg(struct sroce_dev *sdev, const char *why,
 void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 	       struct sroce_qp *from)
 {
-	const struct sroce_opcode_info *info;
 	struct sroce_pkt_hdrs h;
-	u32 len = skb->len, hlen;
+	u32 len = skb->len;
 	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
 	union ib_gid sgid, dgid;
 	struct sroce_qp *qp;
 	int err;
 
-	if (len < SROCE_BTH_BYTES + SROCE_ICRC_BYTES ||
-	    !pskb_may_pull(skb, SROCE_BTH_BYTES)) {
-		sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED);
-		goto drop;
-	}
-	/*
-	 * Only the headers the opcode has: pulling a fixed maximum would
-	 * move payload out of a fragment into the head on every packet.
-	 */
-	info = sroce_opcode_info(skb->data[0]);
-	hlen = info ? info->hdr_len : SROCE_BTH_BYTES;
-	if (hlen > len || !pskb_may_pull(skb, hlen)) {
+	if (len < SROCE_BTH_BYTES + SROCE_ICRC_BYTES || !sroce_rx_pull_hdrs(skb)) {
 		sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED);
 		goto drop;
 	}
