@@ -48,6 +48,7 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_WORKER_PASS].name = "worker_passes",
 	[SROCE_CNT_LOOPBACK_ZCOPY].name = "loopback_zcopy_pkts",
 	[SROCE_CNT_ACKREQ_PROBE].name = "ackreq_probes",
+	[SROCE_CNT_LOOPBACK_TRAIN].name = "loopback_trains",
 };
 
 /*

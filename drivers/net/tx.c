@@ -80,18 +80,13 @@ static void sroce_skb_tx_dtor(struct sk_buff *skb)
  * its QP's zc_out, so the QP reports no failed WQE and does not reset or
  * go away while the peer may still read the pages (sroce_qp_zc_busy).
  */
-struct sroce_zc_cb {
-	struct sroce_mr	*mr;
-};
-
-#define SROCE_ZC_CB(skb) ((struct sroce_zc_cb *)(skb)->cb)
 
 static void sroce_skb_zc_release(struct sk_buff *skb)
 {
 	struct sroce_qp *qp = skb_shinfo(skb)->destructor_arg;
 
 	rcu_read_lock();
-	sroce_mr_unref(SROCE_ZC_CB(skb)->mr);
+	sroce_mr_unref(sroce_skb_cb(skb)->zc_mr);
 	/* fully ordered: pairs with the barrier in sroce_qp_zc_busy() */
 	if (atomic_dec_and_test(&qp->zc_out) && READ_ONCE(qp->zc_wait)) {
 		wake_up(&qp->skb_wait);
@@ -119,7 +114,7 @@ void sroce_pkt_zc_hold(struct sk_buff *skb, struct sroce_mr *mr)
 	struct sroce_qp *qp = skb_shinfo(skb)->destructor_arg;
 
 	refcount_inc(&mr->ref);
-	SROCE_ZC_CB(skb)->mr = mr;
+	sroce_skb_cb(skb)->zc_mr = mr;
 	atomic_inc(&qp->zc_out);
 	skb->destructor = sroce_skb_zc_tx_dtor;
 }
@@ -127,7 +122,7 @@ void sroce_pkt_zc_hold(struct sk_buff *skb, struct sroce_mr *mr)
 struct sroce_mr *sroce_pkt_zc_mr(const struct sk_buff *skb)
 {
 	return skb->destructor == sroce_skb_zc_tx_dtor ?
-	       SROCE_ZC_CB(skb)->mr : NULL;
+	       sroce_skb_cb(skb)->zc_mr : NULL;
 }
 
 /* May the QP let its consumer have send buffers back outside a normal
@@ -249,14 +244,17 @@ static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
 {
 	/* every packet we send is charged to its QP (sroce_pkt_alloc) */
 	struct sroce_qp *from = skb_shinfo(skb)->destructor_arg;
+	u32 npkts = sroce_skb_pkts(skb);
 
-	sroce_qp_count(from, SROCE_CNT_LOOPBACK);
+	sroce_qp_count_n(from, SROCE_CNT_LOOPBACK, npkts);
+	if (npkts > 1)
+		sroce_qp_count(from, SROCE_CNT_LOOPBACK_TRAIN);
 	/* Uncharge it: a peer that holds it in its (bounded) queue must not
 	 * stop us, or two QPs waiting on each other's room would deadlock.
 	 * A payload by reference stays counted in zc_out until it is freed.
 	 */
 	if (skb->destructor == sroce_skb_zc_tx_dtor) {
-		sroce_qp_count(from, SROCE_CNT_LOOPBACK_ZCOPY);
+		sroce_qp_count_n(from, SROCE_CNT_LOOPBACK_ZCOPY, npkts);
 		sroce_skb_uncharge(skb);
 		skb->destructor = sroce_skb_zc_dtor;
 	} else {
@@ -435,6 +433,28 @@ struct sroce_qp *sroce_rx_runner(const struct sk_buff *skb, u32 dqpn)
 	return x->qp;
 }
 
+/* One event per packet, a train's too; skb->data is at the BTH: what the
+ * peer will parse.
+ */
+static void sroce_trace_tx(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	const struct sroce_train *t = sroce_train(skb);
+	struct sroce_pkt_hdrs h0, h;
+	u32 i;
+
+	if (sroce_hdrs_parse(skb->data, skb->len, &h0))
+		return;
+	if (t->pkts <= 1) {
+		trace_sroce_pkt_tx(sdev, &h0, skb->len);
+		return;
+	}
+	for (i = 0; i < t->pkts; i++) {
+		sroce_train_hdrs(&h0, t, i, &h);
+		trace_sroce_pkt_tx(sdev, &h, h.hdr_len + h.payload_len +
+				   SROCE_ICRC_BYTES);
+	}
+}
+
 /* Consumes skb.  Returns 0 or a negative errno (packet dropped).  @dc caches
  * the route of a connected QP's fixed path; NULL for datagrams.
  */
@@ -443,17 +463,12 @@ int sroce_pkt_send(struct sroce_dev *sdev, const struct sroce_av *av,
 {
 	/* every packet we send is charged to its QP (sroce_pkt_alloc) */
 	struct sroce_qp *qp = skb_shinfo(skb)->destructor_arg;
-	u32 dqpn = sroce_bth_dqpn(skb->data);
+	u32 dqpn = sroce_bth_dqpn(skb->data), npkts = sroce_skb_pkts(skb);
 	int err;
 
 	lockdep_assert_held(&qp->eng_lock);	/* only its engine sends */
-	if (trace_sroce_pkt_tx_enabled()) {
-		struct sroce_pkt_hdrs h;
-
-		/* skb->data is at the BTH: what the peer will parse */
-		if (!sroce_hdrs_parse(skb->data, skb->len, &h))
-			trace_sroce_pkt_tx(sdev, &h, skb->len);
-	}
+	if (trace_sroce_pkt_tx_enabled())
+		sroce_trace_tx(sdev, skb);
 	if (unlikely(!net_eq(dev_net(sdev->ndev), sdev->net))) {
 		/* the netdev left: the device is being unregistered */
 		kfree_skb(skb);
@@ -481,6 +496,6 @@ int sroce_pkt_send(struct sroce_dev *sdev, const struct sroce_av *av,
 	this_cpu_ptr(&sroce_xmit)->qp = NULL;
 	preempt_enable();
 out:
-	sroce_qp_count(qp, err ? SROCE_CNT_TX_ERR : SROCE_CNT_TX_PKTS);
+	sroce_qp_count_n(qp, err ? SROCE_CNT_TX_ERR : SROCE_CNT_TX_PKTS, npkts);
 	return err;
 }

@@ -139,44 +139,71 @@ static void sroce_rxq_drop(struct sroce_qp *qp)
 
 	while (n-- && ((skb = skb_dequeue(&qp->req_rxq)) ||
 		       (skb = skb_dequeue(&qp->resp_rxq)))) {
-		sroce_qp_count(qp, SROCE_CNT_RX_DROP_QP_STATE);
+		sroce_qp_count_n(qp, SROCE_CNT_RX_DROP_QP_STATE,
+				 sroce_skb_pkts(skb) - sroce_train(skb)->done);
 		kfree_skb(skb);
 	}
 }
 
 /*
- * Handle one queued packet.  Returns false when the responder cannot take
- * it yet (a READ response is still going out): it stays at the head.
+ * Handle one queued packet, or a train's packets in turn, each taken from
+ * @budget.  Returns false when the responder cannot take the next one yet
+ * (a READ response is still going out): the skb stays at the head, a
+ * train with its place kept.
  */
 static bool sroce_engine_rx(struct sroce_qp *qp, struct sk_buff *skb,
-			    bool req, bool dup_only)
+			    bool req, bool dup_only, int *budget)
 {
+	struct sroce_train *t = sroce_train(skb);
+	u32 i, n = sroce_skb_pkts(skb), start = t->done;
+	struct sroce_pkt_hdrs h0;
 	struct sroce_pkt pkt;
 
 	if (sroce_pkt_init(&pkt, qp, skb)) {
-		sroce_qp_count(qp, SROCE_CNT_RX_DROP_MALFORMED);
-		goto drop;
+		sroce_qp_count_n(qp, SROCE_CNT_RX_DROP_MALFORMED, n - start);
+		goto bad;
 	}
 	/* a connected QP talks to one peer: anything else is spoofed */
 	if (qp->type == IB_QPT_RC || qp->type == IB_QPT_UC) {
 		if (!qp->av_valid || memcmp(&pkt.sgid, &qp->av.dgid,
 					    sizeof(pkt.sgid))) {
-			sroce_qp_count(qp, SROCE_CNT_RX_DROP_PEER);
-			goto drop;
+			sroce_qp_count_n(qp, SROCE_CNT_RX_DROP_PEER, n - start);
+			goto bad;
 		}
 	}
-	if (req) {
-		if (dup_only && !sroce_resp_is_dup(&pkt))
-			return false;
-		if (!sroce_resp_rcv(&pkt))
-			return false;
-	} else {
-		sroce_comp_rcv(&pkt);
+	h0 = pkt.h;
+	for (i = start; i < n; i++) {
+		if (n > 1) {
+			/* what is left of a train when the QP failed midway */
+			if (i > start && qp->state == IB_QPS_ERR) {
+				sroce_qp_count_n(qp, SROCE_CNT_RX_DROP_QP_STATE,
+						 n - i);
+				t->dropped = true;
+				break;
+			}
+			sroce_train_hdrs(&h0, t, i, &pkt.h);
+			pkt.payload_off = h0.hdr_len + i * t->seg;
+			pkt.dropped = false;
+		}
+		if (req) {
+			if ((dup_only && !sroce_resp_is_dup(&pkt)) ||
+			    !sroce_resp_rcv(&pkt)) {
+				t->done = i;
+				*budget -= i - start;
+				return false;
+			}
+		} else {
+			sroce_comp_rcv(&pkt);
+		}
+		t->dropped |= pkt.dropped;
 	}
-	if (pkt.dropped)
+	*budget -= n - start;
+	if (t->dropped)
 		goto drop;
 	sroce_skb_consume(skb);
 	return true;
+bad:
+	*budget -= n - start;
 drop:
 	kfree_skb(skb);
 	return true;
@@ -197,9 +224,7 @@ static void sroce_engine_rx_dups(struct sroce_qp *qp, int *budget)
 
 	__skb_queue_head_init(&keep);
 	while (n-- > 0 && *budget > 0 && (skb = skb_dequeue(&qp->req_rxq))) {
-		if (sroce_engine_rx(qp, skb, true, true))
-			(*budget)--;
-		else
+		if (!sroce_engine_rx(qp, skb, true, true, budget))
 			__skb_queue_tail(&keep, skb);
 	}
 	spin_lock_irqsave(&qp->req_rxq.lock, flags);
@@ -219,7 +244,7 @@ static bool sroce_engine_responder(struct sroce_qp *qp, int *budget)
 	/* at most half for requests: a flood of them must not starve the
 	 * READ responses (nor the other way round)
 	 */
-	int intake = *budget / 2;
+	int intake = *budget / 2, before;
 	bool peeked = false, waiting;
 	struct sk_buff *skb;
 
@@ -227,7 +252,8 @@ static bool sroce_engine_responder(struct sroce_qp *qp, int *budget)
 		waiting = false;
 		while (intake > 0 && *budget > 0 && qp->state != IB_QPS_ERR &&
 		       (skb = skb_dequeue(&qp->req_rxq))) {
-			if (!sroce_engine_rx(qp, skb, true, false)) {
+			before = *budget;
+			if (!sroce_engine_rx(qp, skb, true, false, budget)) {
 				skb_queue_head(&qp->req_rxq, skb);
 				if (!peeked && skb_queue_len(&qp->req_rxq) > 1) {
 					peeked = true;
@@ -236,8 +262,7 @@ static bool sroce_engine_responder(struct sroce_qp *qp, int *budget)
 				waiting = true;
 				break;
 			}
-			(*budget)--;
-			intake--;
+			intake -= before - *budget;
 		}
 		if (!sroce_resp_busy(qp) || *budget <= 0 ||
 		    qp->state == IB_QPS_ERR)
@@ -311,10 +336,8 @@ static bool sroce_engine_pass(struct sroce_qp *qp)
 
 	/* completer first: ACKs open the window and free send queue room */
 	while (budget > 0 && qp->state != IB_QPS_ERR &&
-	       (skb = skb_dequeue(&qp->resp_rxq))) {
-		sroce_engine_rx(qp, skb, false, false);
-		budget--;
-	}
+	       (skb = skb_dequeue(&qp->resp_rxq)))
+		sroce_engine_rx(qp, skb, false, false, &budget);
 
 	if (budget <= 0)
 		more |= !skb_queue_empty(&qp->resp_rxq);

@@ -84,6 +84,47 @@ int sroce_pkt_ref_end(struct sk_buff *skb, const struct sroce_pkt_hdrs *h)
 	return sroce_txbuf_trailer(skb, h->bth.padcnt + SROCE_ICRC_BYTES);
 }
 
+/*
+ * The headers of packet @i of train @t (struct sroce_train), whose first
+ * packet has @h0: a MIDDLE of the same message at the next PSNs.
+ */
+void sroce_train_hdrs(const struct sroce_pkt_hdrs *h0,
+		      const struct sroce_train *t, u32 i,
+		      struct sroce_pkt_hdrs *h)
+{
+	*h = *h0;
+	h->payload_len = t->seg;
+	h->bth.ackreq = (t->ackreq >> i) & 1;
+	if (!i)
+		return;
+	h->bth.opcode = h0->bth.opcode == SROCE_OP_RC_RDMA_WRITE_FIRST ?
+			SROCE_OP_RC_RDMA_WRITE_MIDDLE :
+			h0->bth.opcode == SROCE_OP_RC_SEND_FIRST ?
+			SROCE_OP_RC_SEND_MIDDLE : h0->bth.opcode;
+	h->info = sroce_opcode_info(h->bth.opcode);
+	h->hdr_len = h->info->hdr_len;
+	h->bth.psn = sroce_psn_add(h0->bth.psn, i);
+	memset(&h->reth, 0, sizeof(h->reth));
+}
+
+/* A train as only our requester builds one (sroce_req_send_train). */
+bool sroce_train_ok(const struct sroce_train *t,
+		    const struct sroce_pkt_hdrs *h0)
+{
+	switch (h0->bth.opcode) {
+	case SROCE_OP_RC_SEND_FIRST:
+	case SROCE_OP_RC_SEND_MIDDLE:
+	case SROCE_OP_RC_RDMA_WRITE_FIRST:
+	case SROCE_OP_RC_RDMA_WRITE_MIDDLE:
+		break;
+	default:
+		return false;
+	}
+	return t->pkts <= SROCE_TRAIN_PKTS && t->seg &&
+	       h0->payload_len == (u32)t->pkts * t->seg && !h0->bth.padcnt &&
+	       t->done == 0 && !t->dropped;
+}
+
 int sroce_send_ack(struct sroce_qp *qp, u32 psn, u8 syndrome)
 {
 	struct sroce_pkt_hdrs h = {};

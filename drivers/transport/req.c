@@ -340,6 +340,81 @@ static int sroce_req_send_seg(struct sroce_qp *qp, struct sroce_swqe *wqe,
 }
 
 /*
+ * Loopback: the next whole-MTU packets of a SEND/WRITE, up to the one
+ * before its last, in one skb (struct sroce_train).  The peer's engine
+ * takes them one by one, as if they had come one per skb; a train only
+ * saves the per-skb work (build, hand-off, queueing, parse, free).  Each
+ * packet asks for an ACK as it would alone.  Returns the packets sent, or
+ * 0: send one the ordinary way (sroce_req_send_seg), which also gives any
+ * error its ordinary place.
+ */
+static int sroce_req_send_train(struct sroce_qp *qp, struct sroce_swqe *wqe,
+				u32 mtu, int budget)
+{
+	u32 off = wqe->sent, psn, n, i, since = qp->req.pkts_since_ackreq;
+	struct sroce_pkt_hdrs h = {};
+	struct sroce_train *t;
+	struct sk_buff *skb;
+	u16 ackreq = 0;
+	s32 room;
+
+	/* at least two whole packets before the last one */
+	if (qp->type != IB_QPT_RC || wqe->is_inline || wqe->no_train ||
+	    off % mtu || wqe->length - off <= 2 * mtu ||
+	    !sroce_pkt_ref_ok(qp, &qp->av, mtu))
+		return 0;
+	psn = sroce_psn_add(wqe->first_psn, off / mtu);
+	/* a resend that skips acknowledged packets goes one by one */
+	if (psn != qp->req.psn || sroce_psn_before(psn, qp->comp.psn))
+		return 0;
+	room = sroce_req_window(qp) - (s32)sroce_psn_diff(psn, qp->comp.psn);
+	/* whole packets before the message's last one */
+	n = (wqe->length - off - 1) / mtu;
+	n = min3(n, (u32)SROCE_TRAIN_PKTS, (u32)SROCE_TRAIN_BYTES / mtu);
+	if (room < 2 || budget < 2 || n < 2)
+		return 0;
+	n = min3(n, (u32)room, (u32)budget);
+	for (i = 0; i < n; i++) {
+		if (++since >= SROCE_ACKREQ_EVERY ||
+		    sroce_psn_diff(sroce_psn_add(psn, i), qp->comp.psn) + 1 >=
+		    sroce_req_window(qp)) {
+			ackreq |= BIT(i);
+			since = 0;
+		}
+	}
+	h.bth.opcode = sroce_req_opcode(qp, wqe, !off, false);
+	h.bth.psn = psn;
+	h.bth.dqpn = qp->dest_qpn;
+	h.bth.ackreq = ackreq & 1;
+	if (!off && (wqe->opcode == IB_WR_RDMA_WRITE ||
+		     wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM)) {
+		h.reth.va = wqe->remote_addr;
+		h.reth.rkey = wqe->rkey;
+		h.reth.len = wqe->length;
+	}
+	skb = sroce_req_ref_payload(qp, wqe, &qp->av, &h, n * mtu);
+	if (IS_ERR_OR_NULL(skb)) {
+		/* more than one MR, too many pieces, memory: not again */
+		wqe->no_train = true;
+		return 0;
+	}
+	t = sroce_train(skb);
+	t->pkts = n;
+	t->seg = mtu;
+	t->ackreq = ackreq;
+	sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache, qp->sport, skb);
+	sroce_req_sent(qp, psn, sroce_psn_add(psn, n - 1));
+	qp->req.pkts_since_ackreq = since;
+	if (!(ackreq & BIT(n - 1))) {
+		qp->req.ackreq_owed = true;
+		qp->req.tail_wqe = wqe;
+	}
+	wqe->sent += n * mtu;
+	qp->req.psn = sroce_psn_add(psn, n);
+	return n;
+}
+
+/*
  * The last request sent went without AckReq and something now waits for
  * its ACK (the ACK timer, an SQD drain, a LOCAL_INV behind it, a
  * completion behind it that sends no packet): send that
@@ -665,6 +740,11 @@ bool sroce_req_run(struct sroce_qp *qp, int *budget)
 				qp->req.rd_outstanding++;
 			}
 		} else {
+			ret = sroce_req_send_train(qp, wqe, mtu, *budget);
+			if (ret > 0) {
+				*budget -= ret;
+				continue;	/* never the message's last packet */
+			}
 			ret = sroce_req_send_seg(qp, wqe, mtu);
 		}
 		(*budget)--;

@@ -93,7 +93,8 @@ static void sroce_rx_enqueue(struct sroce_qp *qp, struct sk_buff *skb,
 	struct sk_buff_head *q = req ? &qp->req_rxq : &qp->resp_rxq;
 
 	if (unlikely(skb_queue_len(q) >= sroce_rxq_cap(qp))) {
-		sroce_qp_count(qp, SROCE_CNT_RX_DROP_BACKLOG);
+		sroce_qp_count_n(qp, SROCE_CNT_RX_DROP_BACKLOG,
+				 sroce_skb_pkts(skb));
 		kfree_skb(skb);
 		return;
 	}
@@ -173,6 +174,27 @@ static void sroce_rx_dbg(struct sroce_dev *sdev, const char *why,
 			      h->bth.pkey);
 }
 
+/* One event per packet, a train's too (its packets are counted each). */
+static void sroce_trace_rx(struct sroce_dev *sdev,
+			   const struct sroce_pkt_hdrs *h0,
+			   const struct sroce_train *t, u32 len)
+{
+	struct sroce_pkt_hdrs h;
+	u32 i;
+
+	if (!trace_sroce_pkt_rx_enabled())
+		return;
+	if (t->pkts <= 1) {
+		trace_sroce_pkt_rx(sdev, h0, len);
+		return;
+	}
+	for (i = 0; i < t->pkts; i++) {
+		sroce_train_hdrs(h0, t, i, &h);
+		trace_sroce_pkt_rx(sdev, &h, h.hdr_len + h.payload_len +
+				   SROCE_ICRC_BYTES);
+	}
+}
+
 /*
  * Make the BTH and the headers its opcode has linear, and no more: pulling
  * a fixed maximum would move payload out of a fragment into the head on
@@ -197,37 +219,42 @@ static bool sroce_rx_pull_hdrs(struct sk_buff *skb)
 void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 	       struct sroce_qp *from)
 {
+	struct sroce_train *t = sroce_train(skb);
 	struct sroce_pkt_hdrs h;
-	u32 len = skb->len;
+	u32 len = skb->len, npkts;
 	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
 	union ib_gid sgid, dgid;
 	struct sroce_qp *qp;
 	int err;
 
+	/* only our own transmit makes trains; a NIC's skb->cb is the stack's */
+	if (!from)
+		memset(t, 0, sizeof(*t));
+	npkts = sroce_skb_pkts(skb);
 	if (len < SROCE_BTH_BYTES + SROCE_ICRC_BYTES || !sroce_rx_pull_hdrs(skb)) {
-		sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED);
+		sroce_count_n(sdev, SROCE_CNT_RX_DROP_MALFORMED, npkts);
 		goto drop;
 	}
 	err = sroce_hdrs_parse(skb->data, len, &h);
-	if (err) {
-		sroce_count(sdev, err == -SROCE_DROP_UNKNOWN_OPCODE ?
+	if (err || (npkts > 1 && !sroce_train_ok(t, &h))) {
+		sroce_count_n(sdev, err == -SROCE_DROP_UNKNOWN_OPCODE ?
 				  SROCE_CNT_RX_DROP_OPCODE :
-				  SROCE_CNT_RX_DROP_MALFORMED);
+				  SROCE_CNT_RX_DROP_MALFORMED, npkts);
 		goto drop;
 	}
-	trace_sroce_pkt_rx(sdev, &h, len);
+	sroce_trace_rx(sdev, &h, t, len);
 	if (!from && !sroce_icrc_ok(skb, len, ipv6)) {
-		sroce_count(sdev, SROCE_CNT_RX_DROP_ICRC);
+		sroce_count_n(sdev, SROCE_CNT_RX_DROP_ICRC, npkts);
 		sroce_rx_dbg(sdev, "ICRC error", &h);
 		goto drop;
 	}
 	if (!sroce_pkey_match(h.bth.pkey, SROCE_PKEY_DEFAULT)) {
-		sroce_count(sdev, SROCE_CNT_RX_DROP_PKEY);
+		sroce_count_n(sdev, SROCE_CNT_RX_DROP_PKEY, npkts);
 		sroce_rx_dbg(sdev, "P_Key mismatch", &h);
 		goto drop;
 	}
 	if (h.bth.dqpn == SROCE_MCAST_QPN) {
-		sroce_count(sdev, SROCE_CNT_RX_PKTS);
+		sroce_count_n(sdev, SROCE_CNT_RX_PKTS, npkts);
 		sroce_pkt_gids(skb, &sgid, &dgid);
 		sroce_rcv_mcast(sdev, skb, &dgid, h.info->mask,
 				from ?: sroce_rx_runner(skb, h.bth.dqpn));
@@ -235,17 +262,17 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 	}
 	/* o10-35: to a multicast GID only the multicast QPN is valid */
 	if (sroce_pkt_to_mcast(skb)) {
-		sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP);
+		sroce_count_n(sdev, SROCE_CNT_RX_DROP_NO_QP, npkts);
 		goto drop;
 	}
 	qp = sroce_qp_get(sdev, h.bth.dqpn);
 	if (!qp) {
-		sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP);
+		sroce_count_n(sdev, SROCE_CNT_RX_DROP_NO_QP, npkts);
 		sroce_rx_dbg(sdev, "no such QP", &h);
 		goto drop;
 	}
 	if (!sroce_transport_matches(qp, h.info->mask)) {
-		sroce_count(sdev, SROCE_CNT_RX_DROP_OPCODE);
+		sroce_count_n(sdev, SROCE_CNT_RX_DROP_OPCODE, npkts);
 		sroce_qp_put(qp);
 		goto drop;
 	}
@@ -257,18 +284,18 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 	 */
 	if (from && (qp->type == IB_QPT_RC || qp->type == IB_QPT_UC) &&
 	    from->qpn != READ_ONCE(qp->dest_qpn)) {
-		sroce_qp_count(qp, SROCE_CNT_RX_DROP_PEER);
+		sroce_qp_count_n(qp, SROCE_CNT_RX_DROP_PEER, npkts);
 		sroce_qp_put(qp);
 		goto drop;
 	}
 	/* counted once: on its QP (which may be bound to a counter) or here */
-	sroce_qp_count(qp, SROCE_CNT_RX_PKTS);
+	sroce_qp_count_n(qp, SROCE_CNT_RX_PKTS, npkts);
 	sroce_rx_enqueue(qp, skb, h.info->mask & SROCE_M_REQ,
 			 from ?: sroce_rx_runner(skb, h.bth.dqpn));
 	sroce_qp_put(qp);
 	return;
 drop:
-	sroce_count(sdev, SROCE_CNT_RX_PKTS);
+	sroce_count_n(sdev, SROCE_CNT_RX_PKTS, npkts);
 	kfree_skb(skb);
 }
 

@@ -77,6 +77,7 @@ static void sroce_wqe_reset_progress(struct sroce_swqe *wqe)
 	wqe->rcvd = 0;
 	wqe->npkts = 0;
 	wqe->rd_counted = false;
+	wqe->no_train = false;
 }
 
 /* Sum of SGE lengths, or -EINVAL if it exceeds the 2^31 message limit. */

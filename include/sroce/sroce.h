@@ -57,6 +57,8 @@
 #define SROCE_MAX_UNACKED_PSNS	256
 #define SROCE_READ_OOO_WINDOW	256	/* READ responses placed past a gap */
 #define SROCE_ZCOPY_MIN		512	/* smaller payloads: a copy is cheaper than references */
+#define SROCE_TRAIN_PKTS	16	/* loopback: packets one skb may carry ... */
+#define SROCE_TRAIN_BYTES	SZ_16K	/* ... and their payload */
 #define SROCE_ACKREQ_EVERY	16	/* request an ACK at least this often */
 #define SROCE_CWND_MIN		16	/* window right after a go-back */
 #define SROCE_ENGINE_BUDGET	64	/* packets handled per engine pass */
@@ -111,6 +113,7 @@ enum sroce_counter {
 	SROCE_CNT_WORKER_PASS,
 	SROCE_CNT_LOOPBACK_ZCOPY,
 	SROCE_CNT_ACKREQ_PROBE,
+	SROCE_CNT_LOOPBACK_TRAIN,
 	SROCE_NUM_COUNTERS,
 };
 
@@ -174,6 +177,12 @@ static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
 static inline void sroce_count(struct sroce_dev *sdev, enum sroce_counter c)
 {
 	this_cpu_inc(sdev->cnt.pc->v[c]);
+}
+
+static inline void sroce_count_n(struct sroce_dev *sdev, enum sroce_counter c,
+				 u32 n)
+{
+	this_cpu_add(sdev->cnt.pc->v[c], n);
 }
 
 struct sroce_ucontext {
@@ -416,6 +425,7 @@ struct sroce_swqe {
 	u32	sge_off;
 	u32	rcvd;		/* read response bytes placed */
 	bool	rd_counted;	/* holds one of max_rd_atomic's slots */
+	bool	no_train;	/* its payload does not go by reference in trains */
 	union {
 		struct sroce_sge sge[SROCE_MAX_SGE];
 		u8	inline_data[SROCE_MAX_INLINE];
@@ -681,6 +691,14 @@ static inline void sroce_qp_count(struct sroce_qp *qp, enum sroce_counter c)
 	rcu_read_unlock();
 }
 
+static inline void sroce_qp_count_n(struct sroce_qp *qp, enum sroce_counter c,
+				    u32 n)
+{
+	rcu_read_lock();
+	this_cpu_add(rcu_dereference(qp->cnt)->pc->v[c], n);
+	rcu_read_unlock();
+}
+
 /* Dynamic debug (`module sroce +p`), rate-limited, prefixed by the device. */
 #define sroce_qp_dbg(qp, fmt, ...)					\
 	ibdev_dbg_ratelimited(&(qp)->sdev->ib_dev, "qp %#x: " fmt,	\
@@ -699,6 +717,45 @@ static inline u32 sroce_rxq_cap(const struct sroce_qp *qp)
 static inline bool sroce_qp_is_ud(const struct sroce_qp *qp)
 {
 	return qp->type == IB_QPT_UD || qp->type == IB_QPT_GSI;
+}
+
+/*
+ * A loopback train (skb->cb): one skb that carries @pkts consecutive
+ * packets of one RC SEND or WRITE, each with @seg bytes of payload by
+ * reference, none of them the message's last.  Only its first packet's
+ * headers are in the skb; the others are that packet's MIDDLE successors
+ * (sroce_train_hdrs), and the engine takes them one by one through the
+ * same code as any packet.  @pkts 0 or 1: an ordinary packet.
+ */
+struct sroce_train {
+	u16	pkts;
+	u16	seg;
+	u16	ackreq;		/* bit i: packet i asks for an ACK */
+	u16	done;		/* packets the engine has taken (it may stop midway) */
+	bool	dropped;	/* one of them was dropped */
+};
+
+/* skb->cb of the skbs we make (a NIC's carry the stack's) */
+struct sroce_skb_cb {
+	struct sroce_mr		*zc_mr;	/* a payload by reference holds it (drivers/net/tx.c) */
+	struct sroce_train	train;
+};
+
+static inline struct sroce_skb_cb *sroce_skb_cb(const struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct sroce_skb_cb) > sizeof(skb->cb));
+	return (struct sroce_skb_cb *)skb->cb;
+}
+
+static inline struct sroce_train *sroce_train(const struct sk_buff *skb)
+{
+	return &sroce_skb_cb(skb)->train;
+}
+
+/* The packets @skb stands for: its train's, or 1. */
+static inline u32 sroce_skb_pkts(const struct sk_buff *skb)
+{
+	return max_t(u32, sroce_train(skb)->pkts, 1);
 }
 
 /* Per-packet state on the engine's receive path (lives on the stack). */
@@ -807,6 +864,9 @@ void sroce_resp_reset(struct sroce_qp *qp);
 void sroce_req_timeout_set(struct sroce_qp *qp);
 void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 	       struct sroce_qp *from);
+void sroce_train_hdrs(const struct sroce_pkt_hdrs *h0,
+		      const struct sroce_train *t, u32 i,
+		      struct sroce_pkt_hdrs *h);
 
 /* drivers/net */
 int sroce_net_init(void);

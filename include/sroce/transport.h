@@ -102,6 +102,9 @@ void sroce_post_scq(struct sroce_qp *qp, const struct ib_wc *wc);
 void sroce_post_rcq(struct sroce_qp *qp, const struct ib_wc *wc,
 		    bool solicited);
 
+bool sroce_train_ok(const struct sroce_train *t,
+		    const struct sroce_pkt_hdrs *h0);
+
 /* receive pipeline: header parse for a queued packet (rx.c) */
 int sroce_pkt_init(struct sroce_pkt *pkt, struct sroce_qp *qp,
 		   struct sk_buff *skb);
