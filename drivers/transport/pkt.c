@@ -97,17 +97,25 @@ void sroce_train_hdrs(const struct sroce_pkt_hdrs *h0,
 	h->bth.ackreq = (t->ackreq >> i) & 1;
 	if (!i)
 		return;
-	h->bth.opcode = h0->bth.opcode == SROCE_OP_RC_RDMA_WRITE_FIRST ?
-			SROCE_OP_RC_RDMA_WRITE_MIDDLE :
-			h0->bth.opcode == SROCE_OP_RC_SEND_FIRST ?
-			SROCE_OP_RC_SEND_MIDDLE : h0->bth.opcode;
+	switch (h0->bth.opcode) {
+	case SROCE_OP_RC_SEND_FIRST:
+		h->bth.opcode = SROCE_OP_RC_SEND_MIDDLE;
+		break;
+	case SROCE_OP_RC_RDMA_WRITE_FIRST:
+		h->bth.opcode = SROCE_OP_RC_RDMA_WRITE_MIDDLE;
+		break;
+	case SROCE_OP_RC_RDMA_READ_RESPONSE_FIRST:
+		h->bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
+		break;
+	}
 	h->info = sroce_opcode_info(h->bth.opcode);
 	h->hdr_len = h->info->hdr_len;
 	h->bth.psn = sroce_psn_add(h0->bth.psn, i);
 	memset(&h->reth, 0, sizeof(h->reth));
+	memset(&h->aeth, 0, sizeof(h->aeth));
 }
 
-/* A train as only our requester builds one (sroce_req_send_train). */
+/* A train as only we build one (sroce_req_send_train, sroce_resp_read_train). */
 bool sroce_train_ok(const struct sroce_train *t,
 		    const struct sroce_pkt_hdrs *h0)
 {
@@ -116,6 +124,8 @@ bool sroce_train_ok(const struct sroce_train *t,
 	case SROCE_OP_RC_SEND_MIDDLE:
 	case SROCE_OP_RC_RDMA_WRITE_FIRST:
 	case SROCE_OP_RC_RDMA_WRITE_MIDDLE:
+	case SROCE_OP_RC_RDMA_READ_RESPONSE_FIRST:
+	case SROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE:
 		break;
 	default:
 		return false;

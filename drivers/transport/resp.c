@@ -363,6 +363,7 @@ static void sroce_resp_read_arm(struct sroce_qp *qp, struct sroce_rd_res *res,
 	/* the coalesced ACK covers older requests: it goes first */
 	sroce_resp_ack_flush(qp);
 	res->pending = true;
+	res->no_train = false;
 	res->start_psn = psn;
 	res->next_psn = psn;
 	if (!r->rd_cur || sroce_psn_before(res->first_psn, r->rd_cur->first_psn))
@@ -382,6 +383,46 @@ static struct sk_buff *sroce_resp_read_ref(struct sroce_qp *qp,
 		skb = NULL;
 	}
 	return skb;
+}
+
+/*
+ * Loopback, by reference: the next whole-MTU responses of @res before its
+ * last in one skb (struct sroce_train), which the requester's completer
+ * takes one by one.  Returns the packets sent, 0: send one alone.
+ */
+static u32 sroce_resp_read_train(struct sroce_qp *qp,
+				 struct sroce_rd_res *res, struct sroce_mr *mr,
+				 u32 mtu, int budget)
+{
+	u32 n = sroce_psn_diff(res->last_psn, res->next_psn);
+	u32 off = sroce_psn_diff(res->next_psn, res->first_psn) * mtu;
+	struct sroce_pkt_hdrs h = {};
+	struct sk_buff *skb;
+
+	n = min3(n, (u32)SROCE_TRAIN_PKTS, (u32)SROCE_TRAIN_BYTES / mtu);
+	if (n < 2 || budget < 2 || res->no_train ||
+	    !sroce_pkt_ref_ok(qp, &qp->av, mtu))
+		return 0;
+	n = min_t(u32, n, budget);
+	if (res->next_psn == res->start_psn) {
+		h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_FIRST;
+		h.aeth.syndrome = sroce_aeth_syn_ack(SROCE_AETH_CREDIT_INVALID);
+		h.aeth.msn = res->msn & SROCE_PSN_MASK;
+	} else {
+		h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
+	}
+	h.bth.dqpn = qp->dest_qpn;
+	h.bth.psn = res->next_psn;
+	skb = sroce_resp_read_ref(qp, &h, mr, res->va + off, n * mtu);
+	if (!skb) {
+		res->no_train = true;	/* too many pieces, memory: one by one */
+		return 0;
+	}
+	sroce_train(skb)->pkts = n;
+	sroce_train(skb)->seg = mtu;
+	sroce_pkt_send(qp->sdev, &qp->av, &qp->dst_cache, qp->sport, skb);
+	res->next_psn = sroce_psn_add(res->next_psn, n);
+	return n;
 }
 
 /*
@@ -423,6 +464,16 @@ bool sroce_resp_read_run(struct sroce_qp *qp, int *budget)
 
 			if (!sroce_tx_room(qp))
 				break;
+			if (!last && !mw && len == mtu) {
+				u32 n = sroce_resp_read_train(qp, res, mr, mtu,
+							      *budget);
+
+				if (n) {
+					*budget -= n;
+					sent = true;
+					continue;
+				}
+			}
 			if (first && last)
 				h.bth.opcode = SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY;
 			else if (first)

@@ -484,6 +484,7 @@ static inline struct sroce_srq *to_ssrq(struct ib_srq *srq)
 struct sroce_rd_res {
 	bool	valid;
 	bool	pending;	/* READ responses from next_psn still to go */
+	bool	no_train;	/* its responses could not go in a train */
 	u8	opcode;
 	u32	first_psn;
 	u32	last_psn;
@@ -721,8 +722,8 @@ static inline bool sroce_qp_is_ud(const struct sroce_qp *qp)
 
 /*
  * A loopback train (skb->cb): one skb that carries @pkts consecutive
- * packets of one RC SEND or WRITE, each with @seg bytes of payload by
- * reference, none of them the message's last.  Only its first packet's
+ * packets of one RC SEND or WRITE or of one READ's responses, each with
+ * @seg bytes of payload by reference, none of them the message's last.  Only its first packet's
  * headers are in the skb; the others are that packet's MIDDLE successors
  * (sroce_train_hdrs), and the engine takes them one by one through the
  * same code as any packet.  @pkts 0 or 1: an ordinary packet.
