@@ -245,6 +245,35 @@ static bool sroce_req_tail_ackreq(const struct sroce_qp *qp,
 }
 
 /*
+ * The AckReq pacing of a packet that is not a message's last: one every
+ * SROCE_ACKREQ_EVERY packets, and the last one the window lets out.  A
+ * train's packets (sroce_req_send_train) must ask exactly as they would
+ * one by one, so both ways go through here.
+ */
+static bool sroce_req_ackreq_paced(const struct sroce_qp *qp, u32 psn,
+				   u32 *since)
+{
+	if (++*since >= SROCE_ACKREQ_EVERY ||
+	    sroce_psn_diff(psn, qp->comp.psn) + 1 >= sroce_req_window(qp)) {
+		*since = 0;
+		return true;
+	}
+	return false;
+}
+
+/* the RETH rides on a WRITE's first packet */
+static void sroce_req_fill_reth(const struct sroce_swqe *wqe, bool first,
+				struct sroce_pkt_hdrs *h)
+{
+	if (first && (wqe->opcode == IB_WR_RDMA_WRITE ||
+		      wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM)) {
+		h->reth.va = wqe->remote_addr;
+		h->reth.rkey = wqe->rkey;
+		h->reth.len = wqe->length;
+	}
+}
+
+/*
  * Send the next segment of a SEND/WRITE WQE.  Returns 1 when the WQE's
  * last packet went out, 0 when more remain, or a negative errno for a
  * local error that fails the WQE.
@@ -283,20 +312,16 @@ static int sroce_req_send_seg(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	h.bth.se = last && (wqe->send_flags & IB_SEND_SOLICITED) &&
 		   wqe->opcode != IB_WR_RDMA_WRITE;
 	/* ask for an ACK on the last packet the window lets out, too */
-	if (qp->type == IB_QPT_RC &&
-	    ((last && sroce_req_tail_ackreq(qp, wqe, h.bth.psn)) ||
-	     ++qp->req.pkts_since_ackreq >= SROCE_ACKREQ_EVERY ||
-	     sroce_psn_diff(h.bth.psn, qp->comp.psn) + 1 >=
-	     sroce_req_window(qp))) {
-		h.bth.ackreq = true;
-		qp->req.pkts_since_ackreq = 0;
+	if (qp->type == IB_QPT_RC) {
+		if (last && sroce_req_tail_ackreq(qp, wqe, h.bth.psn)) {
+			h.bth.ackreq = true;
+			qp->req.pkts_since_ackreq = 0;
+		} else {
+			h.bth.ackreq = sroce_req_ackreq_paced(qp, h.bth.psn,
+						&qp->req.pkts_since_ackreq);
+		}
 	}
-	if (first && (wqe->opcode == IB_WR_RDMA_WRITE ||
-		      wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM)) {
-		h.reth.va = wqe->remote_addr;
-		h.reth.rkey = wqe->rkey;
-		h.reth.len = wqe->length;
-	}
+	sroce_req_fill_reth(wqe, first, &h);
 	h.imm = be32_to_cpu((__force __be32)wqe->imm_data);
 	h.ieth_rkey = wqe->inv_rkey;
 	if (ud) {
@@ -374,24 +399,14 @@ static int sroce_req_send_train(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	if (room < 2 || budget < 2 || n < 2)
 		return 0;
 	n = min3(n, (u32)room, (u32)budget);
-	for (i = 0; i < n; i++) {
-		if (++since >= SROCE_ACKREQ_EVERY ||
-		    sroce_psn_diff(sroce_psn_add(psn, i), qp->comp.psn) + 1 >=
-		    sroce_req_window(qp)) {
+	for (i = 0; i < n; i++)
+		if (sroce_req_ackreq_paced(qp, sroce_psn_add(psn, i), &since))
 			ackreq |= BIT(i);
-			since = 0;
-		}
-	}
 	h.bth.opcode = sroce_req_opcode(qp, wqe, !off, false);
 	h.bth.psn = psn;
 	h.bth.dqpn = qp->dest_qpn;
 	h.bth.ackreq = ackreq & 1;
-	if (!off && (wqe->opcode == IB_WR_RDMA_WRITE ||
-		     wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM)) {
-		h.reth.va = wqe->remote_addr;
-		h.reth.rkey = wqe->rkey;
-		h.reth.len = wqe->length;
-	}
+	sroce_req_fill_reth(wqe, !off, &h);
 	skb = sroce_req_ref_payload(qp, wqe, &qp->av, &h, n * mtu);
 	if (IS_ERR_OR_NULL(skb)) {
 		/* more than one MR, too many pieces, memory: not again */
