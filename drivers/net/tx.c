@@ -433,28 +433,6 @@ struct sroce_qp *sroce_rx_runner(const struct sk_buff *skb, u32 dqpn)
 	return x->qp;
 }
 
-/* One event per packet, a train's too; skb->data is at the BTH: what the
- * peer will parse.
- */
-static void sroce_trace_tx(struct sroce_dev *sdev, struct sk_buff *skb)
-{
-	const struct sroce_train *t = sroce_train(skb);
-	struct sroce_pkt_hdrs h0, h;
-	u32 i;
-
-	if (sroce_hdrs_parse(skb->data, skb->len, &h0))
-		return;
-	if (t->pkts <= 1) {
-		trace_sroce_pkt_tx(sdev, &h0, skb->len);
-		return;
-	}
-	for (i = 0; i < t->pkts; i++) {
-		sroce_train_hdrs(&h0, t, i, &h);
-		trace_sroce_pkt_tx(sdev, &h, h.hdr_len + h.payload_len +
-				   SROCE_ICRC_BYTES);
-	}
-}
-
 /* Consumes skb.  Returns 0 or a negative errno (packet dropped).  @dc caches
  * the route of a connected QP's fixed path; NULL for datagrams.
  */
@@ -467,8 +445,14 @@ int sroce_pkt_send(struct sroce_dev *sdev, const struct sroce_av *av,
 	int err;
 
 	lockdep_assert_held(&qp->eng_lock);	/* only its engine sends */
-	if (trace_sroce_pkt_tx_enabled())
-		sroce_trace_tx(sdev, skb);
+	if (trace_sroce_pkt_tx_enabled()) {
+		struct sroce_pkt_hdrs h;
+
+		/* skb->data is at the BTH: what the peer will parse */
+		if (!sroce_hdrs_parse(skb->data, skb->len, &h))
+			sroce_trace_pkts(sdev, &h, sroce_train(skb), skb->len,
+					 true);
+	}
 	if (unlikely(!net_eq(dev_net(sdev->ndev), sdev->net))) {
 		/* the netdev left: the device is being unregistered */
 		kfree_skb(skb);

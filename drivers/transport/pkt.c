@@ -7,6 +7,7 @@
 #include <linux/jiffies.h>
 
 #include "sroce/transport.h"
+#include "sroce/trace.h"
 
 static struct sk_buff *sroce_build(struct sroce_qp *qp,
 				   const struct sroce_av *av,
@@ -113,6 +114,30 @@ void sroce_train_hdrs(const struct sroce_pkt_hdrs *h0,
 	h->bth.psn = sroce_psn_add(h0->bth.psn, i);
 	memset(&h->reth, 0, sizeof(h->reth));
 	memset(&h->aeth, 0, sizeof(h->aeth));
+}
+
+/*
+ * One trace event per packet, a train's too: @h0 is the skb's first
+ * packet, @len its length.  @tx picks the event.
+ */
+void sroce_trace_pkts(struct sroce_dev *sdev, const struct sroce_pkt_hdrs *h0,
+		      const struct sroce_train *t, u32 len, bool tx)
+{
+	struct sroce_pkt_hdrs h;
+	u32 i;
+
+	for (i = 0; i < max_t(u32, t->pkts, 1); i++) {
+		if (t->pkts > 1) {
+			sroce_train_hdrs(h0, t, i, &h);
+			len = h.hdr_len + h.payload_len + SROCE_ICRC_BYTES;
+		} else {
+			h = *h0;
+		}
+		if (tx)
+			trace_sroce_pkt_tx(sdev, &h, len);
+		else
+			trace_sroce_pkt_rx(sdev, &h, len);
+	}
 }
 
 /* A train as only we build one (sroce_req_send_train, sroce_resp_read_train). */

@@ -174,27 +174,6 @@ static void sroce_rx_dbg(struct sroce_dev *sdev, const char *why,
 			      h->bth.pkey);
 }
 
-/* One event per packet, a train's too (its packets are counted each). */
-static void sroce_trace_rx(struct sroce_dev *sdev,
-			   const struct sroce_pkt_hdrs *h0,
-			   const struct sroce_train *t, u32 len)
-{
-	struct sroce_pkt_hdrs h;
-	u32 i;
-
-	if (!trace_sroce_pkt_rx_enabled())
-		return;
-	if (t->pkts <= 1) {
-		trace_sroce_pkt_rx(sdev, h0, len);
-		return;
-	}
-	for (i = 0; i < t->pkts; i++) {
-		sroce_train_hdrs(h0, t, i, &h);
-		trace_sroce_pkt_rx(sdev, &h, h.hdr_len + h.payload_len +
-				   SROCE_ICRC_BYTES);
-	}
-}
-
 /*
  * Make the BTH and the headers its opcode has linear, and no more: pulling
  * a fixed maximum would move payload out of a fragment into the head on
@@ -242,7 +221,8 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 				  SROCE_CNT_RX_DROP_MALFORMED, npkts);
 		goto drop;
 	}
-	sroce_trace_rx(sdev, &h, t, len);
+	if (trace_sroce_pkt_rx_enabled())
+		sroce_trace_pkts(sdev, &h, t, len, false);
 	if (!from && !sroce_icrc_ok(skb, len, ipv6)) {
 		sroce_count_n(sdev, SROCE_CNT_RX_DROP_ICRC, npkts);
 		sroce_rx_dbg(sdev, "ICRC error", &h);

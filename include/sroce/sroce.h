@@ -868,6 +868,8 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 void sroce_train_hdrs(const struct sroce_pkt_hdrs *h0,
 		      const struct sroce_train *t, u32 i,
 		      struct sroce_pkt_hdrs *h);
+void sroce_trace_pkts(struct sroce_dev *sdev, const struct sroce_pkt_hdrs *h0,
+		      const struct sroce_train *t, u32 len, bool tx);
 
 /* drivers/net */
 int sroce_net_init(void);
