@@ -171,7 +171,8 @@ static bool sroce_engine_rx(struct sroce_qp *qp, struct sk_buff *skb,
 			goto bad;
 		}
 	}
-	h0 = pkt.h;
+	if (n > 1)	/* each packet's headers derive from the first's */
+		h0 = pkt.h;
 	for (i = start; i < n; i++) {
 		if (n > 1) {
 			/* what is left of a train when the QP failed midway */
