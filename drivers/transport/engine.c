@@ -125,6 +125,16 @@ void sroce_qp_sqe_flush(struct sroce_qp *qp)
 		;
 }
 
+/*
+ * The next queued packet.  Most looks find the queue empty (a pass tries
+ * both queues, often more than once): see that without the queue's
+ * irq-off lock.  A packet queued after the look kicks the engine again.
+ */
+static struct sk_buff *sroce_rxq_next(struct sk_buff_head *q)
+{
+	return skb_queue_empty_lockless(q) ? NULL : skb_dequeue(q);
+}
+
 static void sroce_rxq_purge(struct sroce_qp *qp)
 {
 	skb_queue_purge(&qp->req_rxq);
@@ -252,7 +262,7 @@ static bool sroce_engine_responder(struct sroce_qp *qp, int *budget)
 	while (*budget > 0 && qp->state != IB_QPS_ERR) {
 		waiting = false;
 		while (intake > 0 && *budget > 0 && qp->state != IB_QPS_ERR &&
-		       (skb = skb_dequeue(&qp->req_rxq))) {
+		       (skb = sroce_rxq_next(&qp->req_rxq))) {
 			before = *budget;
 			if (!sroce_engine_rx(qp, skb, true, false, budget)) {
 				skb_queue_head(&qp->req_rxq, skb);
@@ -337,7 +347,7 @@ static bool sroce_engine_pass(struct sroce_qp *qp)
 
 	/* completer first: ACKs open the window and free send queue room */
 	while (budget > 0 && qp->state != IB_QPS_ERR &&
-	       (skb = skb_dequeue(&qp->resp_rxq)))
+	       (skb = sroce_rxq_next(&qp->resp_rxq)))
 		sroce_engine_rx(qp, skb, false, false, &budget);
 
 	if (budget <= 0)
