@@ -7,6 +7,7 @@
 # /results/profile-<name>.txt; such a boot's numbers carry perf's overhead
 # and are not comparable, and a run without a number still gives a profile.
 # BENCH_PROFILE_LIMIT: the inclusive listing's cut-off in percent (2).
+# BENCH_PROFILE_SYMS: comma-separated symbols whose callers to list too.
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/vm/basic.sh
 . "$HERE/basic.sh"
@@ -64,6 +65,11 @@ bench_once() { # KIND TOOL ARGS...
 			echo "# call chains of the symbols over 3% (self):"
 			perf report -i /tmp/perf.data --no-children --sort sym --stdio --percent-limit 3 \
 				-g caller,2,callee,function,percent
+			if [[ -n ${BENCH_PROFILE_SYMS:-} ]]; then
+				echo "# callers of $BENCH_PROFILE_SYMS:"
+				perf report -i /tmp/perf.data --no-children --sort sym --stdio \
+					--symbols "$BENCH_PROFILE_SYMS" -g caller,0.5,callee,function,percent
+			fi
 		} >"$RESULTS/profile-$BENCH_NAME.txt" 2>&1 || true
 	fi
 	wait
