@@ -24,6 +24,14 @@ BENCH_POINTS=(
 	"write_lat_2 lat ib_write_lat -s 2 -n $LAT_ITERS"
 	"read_lat_2 lat ib_read_lat -s 2 -n $LAT_ITERS"
 )
+# BENCH_EXTRA: more points for a one-off run (tests/vm/run-suite ... bench),
+# separated by ";" and written as above, e.g.
+# "write_rate_64_l16 rate ib_write_bw -s 64 -l 16 -n 100000".
+if [[ -n ${BENCH_EXTRA:-} ]]; then
+	IFS=';' read -r -a _extra <<<"$BENCH_EXTRA"
+	BENCH_POINTS+=("${_extra[@]}")
+	unset _extra
+fi
 bench_unit() { # KIND
 	case $1 in bw | bw2) echo MB/s ;; rate) echo Mpps ;; lat) echo usec ;; esac
 }
