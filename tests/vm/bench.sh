@@ -8,6 +8,9 @@
 # and are not comparable, and a run without a number still gives a profile.
 # BENCH_PROFILE_LIMIT: the inclusive listing's cut-off in percent (2).
 # BENCH_PROFILE_SYMS: comma-separated symbols whose callers to list too.
+# Each profile's call stacks, folded (one line per sample: the task and
+# its CPU, then the frames from the root, "comm/[cpu];a;b;c 1"), go to
+# /results/profile-<name>.folded for other views: scripts/profile-callees.
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/vm/basic.sh
 . "$HERE/basic.sh"
@@ -71,6 +74,10 @@ bench_once() { # KIND TOOL ARGS...
 					--symbols "$BENCH_PROFILE_SYMS" -g caller,0.5,callee,function,percent
 			fi
 		} >"$RESULTS/profile-$BENCH_NAME.txt" 2>&1 || true
+		perf script -i /tmp/perf.data -F comm,cpu,ip,sym 2>/dev/null |
+			awk '/^[^\t]/ { h = $0; sub(/^[ \t]+/, "", h); sub(/[ \t]+$/, "", h); gsub(/[ \t]+/, "/", h); next }
+			     NF == 0 { if (n) { s = h; for (i = n; i > 0; i--) s = s ";" st[i]; print s, 1 } n = 0; next }
+			     { sub(/\+0x[0-9a-f]+$/, "", $2); st[++n] = $2 }' >"$RESULTS/profile-$BENCH_NAME.folded" || true
 	fi
 	wait
 	cat "${outs[@]}" >&2
