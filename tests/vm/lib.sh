@@ -188,7 +188,7 @@ DBG_FACTOR=4
 DBG_SCALE=1
 [[ $(uname -r) == *-sroce-dbg ]] && DBG_SCALE=$DBG_FACTOR
 run_test() {
-	local name=$1 tmo=$2 fn=$3 rc t0 t1 pid dog reason log
+	local name=$1 tmo=$2 fn=$3 rc t0 t1 pid dog ended reason log
 	shift 3
 	# VM_ONLY (ERE) narrows a suite to the named tests; setup and dmesg always run
 	if [[ -n ${VM_ONLY:-} && ! $name =~ ^(setup|dmesg|kmemleak|debug_checkers)$ && ! $name =~ $VM_ONLY ]]; then
@@ -197,7 +197,7 @@ run_test() {
 	tmo=$((tmo * DBG_SCALE))
 	log=$RESULTS/tests/$name.log
 	export _T_REASON_FILE=$RESULTS/tests/$name.reason
-	rm -f "$_T_REASON_FILE"
+	rm -f "$_T_REASON_FILE" "$log.timeout"
 	echo "=== RUN  $name"
 	dmesg_mark "test $name"
 	t0=$(now)
@@ -212,7 +212,7 @@ run_test() {
 	# every 0.2 s took a tenth of a CPU from the test (make bench's too).
 	(
 		sleep "$tmo"
-		echo "    TIMEOUT after ${tmo}s; killing test" >>"$log"
+		echo "    TIMEOUT after ${tmo}s; killing test" | tee -a "$log"
 		echo "timed out after ${tmo}s" >"$_T_REASON_FILE"
 		: >"$log.timeout"
 		kill -TERM -- "-$pid" 2>/dev/null
@@ -221,10 +221,14 @@ run_test() {
 	) &
 	dog=$!
 	set +m
-	wait "$pid" 2>/dev/null
+	# whichever ends first: a test stuck in the kernel may never end
+	ended=
+	wait -n -p ended "$pid" "$dog" 2>/dev/null
 	rc=$?
-	kill -- "-$dog" 2>/dev/null
-	wait "$dog" 2>/dev/null
+	if [[ $ended == "$pid" ]]; then
+		kill -KILL -- "-$dog" 2>/dev/null
+		wait "$dog" 2>/dev/null || true
+	fi
 	if [[ -e $log.timeout ]]; then
 		rm -f "$log.timeout"
 		rc=124
