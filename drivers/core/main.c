@@ -12,6 +12,7 @@
 #include "sroce/sroce.h"
 
 struct workqueue_struct *sroce_wq;
+struct workqueue_struct *sroce_poll_wq;
 
 static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 {
@@ -102,9 +103,15 @@ static int __init sroce_init(void)
 		err = -ENOMEM;
 		goto err_mod;
 	}
+	/* send queue pollers spin: they must not hold up the pool's other work */
+	sroce_poll_wq = alloc_workqueue("sroce_poll", WQ_CPU_INTENSIVE, 0);
+	if (!sroce_poll_wq) {
+		err = -ENOMEM;
+		goto err_wq;
+	}
 	err = sroce_txbuf_init();
 	if (err)
-		goto err_wq;
+		goto err_poll_wq;
 	err = sroce_net_init();
 	if (err)
 		goto err_txbuf;
@@ -119,6 +126,8 @@ err_net:
 	sroce_net_exit();
 err_txbuf:
 	sroce_txbuf_exit();
+err_poll_wq:
+	destroy_workqueue(sroce_poll_wq);
 err_wq:
 	destroy_workqueue(sroce_wq);
 err_mod:
@@ -133,6 +142,7 @@ static void __exit sroce_exit(void)
 	sroce_dev_remove_all();
 	sroce_net_exit();
 	sroce_txbuf_exit();
+	destroy_workqueue(sroce_poll_wq);
 	destroy_workqueue(sroce_wq);
 	unregister_module_notifier(&sroce_module_nb);
 	pr_info("sroce: unloaded\n");

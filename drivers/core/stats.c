@@ -49,6 +49,9 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_LOOPBACK_ZCOPY].name = "loopback_zcopy_pkts",
 	[SROCE_CNT_ACKREQ_PROBE].name = "ackreq_probes",
 	[SROCE_CNT_LOOPBACK_TRAIN].name = "loopback_trains",
+	[SROCE_CNT_SQ_POLL_START].name = "sq_poll_starts",
+	[SROCE_CNT_SQ_POLL_DOORBELL].name = "sq_poll_doorbells",
+	[SROCE_CNT_SQ_POLL_BACKOFF].name = "sq_poll_backoffs",
 };
 
 /*

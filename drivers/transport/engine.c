@@ -6,9 +6,9 @@
  * a time; consumer callbacks are raised only after that lock is dropped.
  * Passes run in the QP's work item, queued on its CPU by the receive path,
  * the timers, kernel post_send and the skb-free path; a user doorbell runs
- * one in its own process context (waiting for the lock), and a loopback
- * sender runs its peer's when that lock is free, which saves a worker
- * wakeup per hop.
+ * one in its own process context (waiting for the lock) or leaves it to
+ * the opt-in send queue poller (poll.c), and a loopback sender runs its
+ * peer's when that lock is free, which saves a worker wakeup per hop.
  */
 #include <linux/skbuff.h>
 #include <linux/cred.h>
@@ -428,8 +428,9 @@ void sroce_qp_unlock(struct sroce_qp *qp)
  * number of times: a 64 KiB message is one pass's budget, and requeueing
  * the work after each cost a worker wakeup per message.  Returns the
  * loopback peer the passes handed packets to, with a reference, or NULL.
+ * A pass still owed at the end is queued, or reported in @owed.
  */
-static struct sroce_qp *sroce_engine_run(struct sroce_qp *qp)
+struct sroce_qp *sroce_engine_run_owed(struct sroce_qp *qp, bool *owed)
 {
 	int passes = SROCE_KICK_PASSES;
 	struct sroce_notify nt;
@@ -459,9 +460,17 @@ static struct sroce_qp *sroce_engine_run(struct sroce_qp *qp)
 	mutex_unlock(&qp->eng_lock);
 
 	sroce_raise(qp, &nt);
-	if (more || sroce_engine_kicked(qp))
+	more |= sroce_engine_kicked(qp);
+	if (owed)
+		*owed = more;	/* the caller comes back for it */
+	else if (more)
 		sroce_qp_sched(qp);
 	return next;
+}
+
+static struct sroce_qp *sroce_engine_run(struct sroce_qp *qp)
+{
+	return sroce_engine_run_owed(qp, NULL);
 }
 
 /*
@@ -482,7 +491,7 @@ static bool sroce_syscall_may_run(const struct sroce_qp *qp)
  * is busy elsewhere, past the bound, or not ours to run from a syscall
  * (@syscall) is queued instead.
  */
-static void sroce_engine_chain(struct sroce_qp *next, bool syscall)
+void sroce_engine_chain(struct sroce_qp *next, bool syscall)
 {
 	int hops = SROCE_HANDOFF_HOPS;
 
@@ -529,6 +538,8 @@ static void sroce_engine_work(struct work_struct *work)
 void sroce_qp_kick(struct sroce_qp *qp)
 {
 	might_sleep();
+	if (sroce_sq_poll_doorbell(qp))
+		return;
 	if (mutex_trylock(&qp->eng_lock))
 		goto run;
 	if (READ_ONCE(qp->no_fetch)) {
@@ -580,6 +591,7 @@ void sroce_qp_engine_init(struct sroce_qp *qp)
 	init_waitqueue_head(&qp->skb_wait);
 	timer_setup(&qp->retrans_timer, sroce_retrans_timer_fn, 0);
 	timer_setup(&qp->rnr_timer, sroce_rnr_timer_fn, 0);
+	sroce_sq_poll_init(qp);
 	/* spread QPs over the CPUs; a QP's engine then stays on its CPU */
 	qp->cpu = cpumask_local_spread(atomic_inc_return(&next_cpu) %
 				       num_online_cpus(), NUMA_NO_NODE);
@@ -615,6 +627,7 @@ void sroce_qp_engine_stop(struct sroce_qp *qp)
 	struct sroce_dev *sdev = qp->sdev;
 	unsigned long flags;
 
+	sroce_sq_poll_stop(qp);	/* it may queue the work */
 	sroce_timer_delete_sync(&qp->retrans_timer);
 	sroce_timer_delete_sync(&qp->rnr_timer);
 	cancel_work_sync(&qp->work);

@@ -114,6 +114,9 @@ enum sroce_counter {
 	SROCE_CNT_LOOPBACK_ZCOPY,
 	SROCE_CNT_ACKREQ_PROBE,
 	SROCE_CNT_LOOPBACK_TRAIN,
+	SROCE_CNT_SQ_POLL_START,
+	SROCE_CNT_SQ_POLL_DOORBELL,
+	SROCE_CNT_SQ_POLL_BACKOFF,
 	SROCE_NUM_COUNTERS,
 };
 
@@ -668,6 +671,19 @@ struct sroce_qp {
 	bool			no_fetch;	/* a peer's syscall runs this pass */
 	bool			pass_rung;	/* this pass owes a doorbell its fetch */
 	bool			sq_fetch_owed;	/* rung WQEs wait for SQ room */
+	/* the opt-in send queue poller (poll.c) */
+	struct work_struct	poll_work;
+	unsigned long		poll_active;	/* bit 0: a poller watches the QP */
+	u64			poll_seen;	/* local_clock() of its last look; 0: none yet */
+	unsigned int		poll_taken;	/* doorbells this poller took */
+	bool			poll_renew;	/* the last one ran its full time */
+	u64			last_doorbell;
+	unsigned long		poll_backoff;	/* jiffies: no poller before this */
+	unsigned int		poll_backoff_ms;	/* the last such wait */
+	int			idle_cpu;	/* a poller's CPU, its idle time at */
+	u64			idle_us;	/* idle_wall (get_cpu_idle_time_us) */
+	u64			idle_wall;
+	u64			idle_look;	/* local_clock() of that look */
 	/* what this QP's engine counted (rdma resource show qp -dd) */
 	struct {
 		u32		retry_timeout;
@@ -781,6 +797,7 @@ static inline void sroce_pkt_drop(struct sroce_pkt *pkt, enum sroce_counter c)
 
 /* drivers/core */
 extern struct workqueue_struct *sroce_wq;
+extern struct workqueue_struct *sroce_poll_wq;
 struct sroce_dev *sroce_dev_by_netdev(struct net_device *ndev);
 int sroce_dev_add(const char *ibdev_name, struct net_device *ndev);
 void sroce_dev_port_event(struct sroce_dev *sdev, bool up);
@@ -855,6 +872,9 @@ void sroce_av_to_attr(const struct sroce_av *av, struct rdma_ah_attr *attr);
 void sroce_qp_engine_init(struct sroce_qp *qp);
 void sroce_qp_sched(struct sroce_qp *qp);
 void sroce_qp_kick(struct sroce_qp *qp);
+void sroce_sq_poll_init(struct sroce_qp *qp);
+void sroce_sq_poll_stop(struct sroce_qp *qp);
+bool sroce_sq_poll_doorbell(struct sroce_qp *qp);
 void sroce_qp_unlock(struct sroce_qp *qp);
 void sroce_qp_engine_stop(struct sroce_qp *qp);
 void sroce_qp_reset_engine(struct sroce_qp *qp);

@@ -66,6 +66,10 @@ static inline void sroce_assert_engine(struct sroce_qp *qp)
 	lockdep_assert_held(&qp->eng_lock);
 }
 
+/* passes outside engine.c: the send queue poller (poll.c) */
+struct sroce_qp *sroce_engine_run_owed(struct sroce_qp *qp, bool *owed);
+void sroce_engine_chain(struct sroce_qp *next, bool syscall);
+
 /* requester (req.c) */
 bool sroce_req_run(struct sroce_qp *qp, int *budget);
 void sroce_req_rewind(struct sroce_qp *qp, u32 psn);

@@ -37,6 +37,8 @@
  *                 the QP for SECS seconds before exiting (per-QP counters)
  *     -I MS       client: idle MS ms after each batch, nothing outstanding
  *                 (each batch's first request then starts a new ACK timer wait)
+ *     -1          client: post a batch's WQEs one ibv_post_send each (a
+ *                 doorbell per WQE), not as one list
  *     -v          verbose
  *
  * Build: gcc -O2 -Wall -Wextra -o build/traffic/rc_verify tests/traffic/rc_verify.c -libverbs
@@ -157,6 +159,7 @@ static int tmo = 120;
 static int mtu_opt;
 static int ack_timeout = 14, retry_cnt = 7, rnr_retry = 7, min_rnr = 12;
 static int late_ms, no_post, kill_peer, verbose, hold_secs, dereg_early, gather_n = 1, idle_ms;
+static int one_post;
 /* -G: piece j of WQE i at gather_buf + (i * gather_n + j) * gather_stride + a small offset */
 static uint8_t *gather_buf;
 static struct ibv_mr *gather_mr;
@@ -288,6 +291,7 @@ static void usage(void)
 		"  client: -E rnr_retry_exc|retry_exc|loc_prot|any [-W SECS]  -K (server vanishes)\n"
 		"  client: -D (deregister the data MR under the first batch)  -v\n"
 		"  client: -G N (gather SEND/WRITE from N scattered SGEs)  -I MS (idle after each batch)\n"
+		"  client: -1 (a doorbell per WQE)\n"
 		"  -H SECS (keep the QP that long after OK)\n");
 	exit(2);
 }
@@ -1432,6 +1436,20 @@ static void client_post_batch(int k)
 		}
 		track(w->wr_id);
 	}
+	if (one_post) {
+		/* each WQE its own doorbell, as a stream of single posts rings */
+		struct ibv_send_wr *w, *next;
+
+		for (w = swr; w; w = next) {
+			next = w->next;
+			w->next = NULL;
+			if (ibv_post_send(qp, w, &bad))
+				die("%s: ibv_post_send failed at WQE %d: %s", step_str(k),
+				    (int)(w - swr), strerror(errno));
+			w->next = next;
+		}
+		return;
+	}
 	if (ibv_post_send(qp, swr, &bad))
 		die("%s: ibv_post_send failed at WQE %d: %s", step_str(k), (int)(bad - swr), strerror(errno));
 }
@@ -1986,7 +2004,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	nsizes = parse_sizes("1,2,63,64,1000,1024,1025,4096,65536,65537,262147,1048576,4194304", sizes);
 	nops = parse_ops("send,write,writeimm,read,cas,faa", ops);
-	while ((c = getopt(argc, argv, "sc:d:x:p:S:o:n:q:t:m:T:r:R:M:L:NE:W:KH:DG:I:vh")) != -1) {
+	while ((c = getopt(argc, argv, "sc:d:x:p:S:o:n:q:t:m:T:r:R:M:L:NE:W:KH:DG:I:1vh")) != -1) {
 		switch (c) {
 		case 's': is_server = 1; break;
 		case 'c': server_ip = optarg; break;
@@ -2023,6 +2041,7 @@ int main(int argc, char **argv)
 		case 'D': dereg_early = 1; break;
 		case 'G': gather_n = atoi(optarg); break;
 		case 'I': idle_ms = atoi(optarg); break;
+		case '1': one_post = 1; break;
 		case 'v': verbose = 1; break;
 		default: usage();
 		}

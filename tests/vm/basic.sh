@@ -945,6 +945,47 @@ _qpc_cleanup() {
 	kill ${QPC_PIDS:-} 2>/dev/null || true
 	"$RDMA" statistic qp set link "$DEV/1" auto off 2>/dev/null || true
 }
+# The opt-in send queue poller (sq_poll_us): a QP's stream of posts is
+# handed to a poller on the other CPU.  rc_verify still checks every byte,
+# completion, READ and atomic result; the poller must have taken
+# doorbells; a client killed while its QP is polled (its QP destroyed
+# under the poller) leaves a clean kernel and a working device.
+sqp_past() { (($(counter sq_poll_doorbells) > $1)); }
+t_sq_poll() {
+	local p=/sys/module/$MOD/parameters/sq_poll_us s0 d0 s1 d1 d2 gidx spid cpid
+	[[ $SROCE_DRV == sroce ]] || skip "sroce's module parameter"
+	(($(nproc) > 1)) || skip "one CPU: no other CPU to poll on"
+	ensure_link
+	[[ $(cat "$p") == 0 ]] || fail "sq_poll_us is $(cat "$p") by default, not 0"
+	echo 1000 >"$p" || fail "cannot set sq_poll_us"
+	# shellcheck disable=SC2064 # $p now: the trap runs outside this function
+	trap "echo 0 >$p" EXIT
+	s0=$(counter sq_poll_starts) d0=$(counter sq_poll_doorbells)
+	rcv_pair "" "-o write,writeimm,send,read,faa,cas -S 64,4096 -n 40 -q 64 -1"
+	s1=$(counter sq_poll_starts) d1=$(counter sq_poll_doorbells)
+	info "rc_verify $(rcv_ok_field ops) WQEs: sq_poll_starts +$((s1 - s0)), sq_poll_doorbells +$((d1 - d0))"
+	((d1 - d0 > 0)) || fail "no doorbell went to a poller (sq_poll_starts +$((s1 - s0)))"
+
+	gidx=$(roce_v2_gid_index)
+	next_port
+	timeout 60 ib_write_bw -d "$DEV" -x "$gidx" -p "$_port" -s 64 -D 8 >/tmp/sqp-srv.txt 2>&1 &
+	spid=$!
+	wait_port "$_port" 30 || { cat /tmp/sqp-srv.txt; fail "ib_write_bw server did not listen"; }
+	# not under timeout(1): kill -9 must reach the client itself
+	ib_write_bw -d "$DEV" -x "$gidx" -p "$_port" -s 64 -D 8 127.0.0.1 >/tmp/sqp-cli.txt 2>&1 &
+	cpid=$!
+	wait_for 30 sqp_past $((d1 + 200)) ||
+		{ cat /tmp/sqp-cli.txt; fail "ib_write_bw's doorbells did not go to a poller"; }
+	d2=$(counter sq_poll_doorbells)
+	kill -9 "$cpid"
+	wait "$cpid" 2>/dev/null || true
+	kill "$spid" 2>/dev/null || true
+	wait "$spid" 2>/dev/null || true
+	info "ib_write_bw killed with sq_poll_doorbells +$((d2 - d1))"
+	rcv_pair "" "-o write,send,read -S 64,65536 -n 2"
+	echo 0 >"$p"
+	assert_dmesg_clean "test sq_poll"
+}
 t_qp_counters() {
 	[[ $SROCE_DRV == sroce ]] || skip "sroce's counters"
 	local s0 r0 recs n cntn lq sent rcvd ss rs s1 r1
@@ -1063,6 +1104,7 @@ run_test rc_verify_rnr_exhausted 120 t_rc_verify_rnr_exhausted
 run_test trace 240 t_trace
 run_test rc_verify_peer_gone 120 t_rc_verify_peer_gone
 run_test qp_counters 300 t_qp_counters
+run_test sq_poll 300 t_sq_poll
 run_test kverbs 120 t_kverbs
 run_test netns 420 t_netns
 run_test netns_exclusive 240 t_netns_exclusive

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The send queue poller, opt-in (sq_poll_us, off by default), rather like
+ * io_uring's SQPOLL.  A user doorbell normally runs its QP's pass in its
+ * own syscall, so a stream of small posts does all the engine's work on
+ * the poster's CPU while another idles.  With a poller, a doorbell that
+ * comes soon after the previous one hands the QP to a work item on
+ * another CPU the poster may use; that item runs the passes and then
+ * watches for the next doorbell instead of sleeping, so later doorbells
+ * cost only their syscall.  It goes only to a CPU that has been idling,
+ * yields to any task that wants its CPU, gives way (and keeps off that QP
+ * for a while) when kept off it or when it finds too little to do, and
+ * leaves after sq_poll_us without a doorbell or when the QP leaves RTS.
+ * At most one poller per online CPU but one runs; the time it spins is
+ * charged to no cgroup, which is why only root may turn it on.
+ */
+#include <linux/module.h>
+#include <linux/sched/clock.h>
+#include <linux/sched/stat.h>
+#include <linux/tick.h>
+
+#include "sroce/transport.h"
+
+static unsigned int sroce_sq_poll_us;
+module_param_named(sq_poll_us, sroce_sq_poll_us, uint, 0644);
+MODULE_PARM_DESC(sq_poll_us,
+		 "poll a streaming user QP's send queue on another CPU, for up to this many idle microseconds (0: off, at most 10000)");
+
+#define SROCE_SQ_POLL_MAX_US	10000
+/* a poller that has not looked for this long may be off its CPU */
+#define SROCE_SQ_POLL_STALE_NS	(200 * NSEC_PER_USEC)
+/* a poller gives way when it was away this long */
+#define SROCE_SQ_POLL_AWAY_NS	(500 * NSEC_PER_USEC)
+/* how long a CPU's idle time is watched before a poller may go there */
+#define SROCE_SQ_POLL_IDLE_WINDOW_US	1000
+/* a poller that took fewer doorbells had nothing to do */
+#define SROCE_SQ_POLL_MIN_TAKEN	16
+/* how long one poller runs at most */
+#define SROCE_SQ_POLL_RUN_NS	(10 * NSEC_PER_MSEC)
+/* no poller for a QP whose poller gave way, at first for this long */
+#define SROCE_SQ_POLL_BACKOFF_MS	20
+#define SROCE_SQ_POLL_BACKOFF_MAX_MS	1000
+
+static atomic_t sroce_sq_pollers = ATOMIC_INIT(0);
+
+static void sroce_sq_poll_ring(struct sroce_qp *qp)
+{
+	/* the ring's producer index, stored before the syscall, then the bits */
+	smp_mb__before_atomic();
+	set_bit(SROCE_QPEV_DOORBELL, &qp->events);
+	set_bit(SROCE_QPEV_KICK, &qp->events);
+	smp_mb__after_atomic();	/* pairs with the poller's smp_mb() on leaving */
+}
+
+/* Another online CPU that the poster may run on, or nr_cpu_ids. */
+static int sroce_sq_poll_cpu(struct sroce_qp *qp)
+{
+	const struct cpumask *allowed = current->cpus_ptr;
+	int me = raw_smp_processor_id(), cpu;
+
+	if (qp->cpu != me && cpu_online(qp->cpu) &&
+	    cpumask_test_cpu(qp->cpu, allowed))
+		return qp->cpu;
+	/* the next one after ours: pollers do not all pile up on CPU 0 */
+	cpu = cpumask_next_and(me, allowed, cpu_online_mask);
+	if (cpu >= nr_cpu_ids)
+		cpu = cpumask_first_and(allowed, cpu_online_mask);
+	return cpu == me ? nr_cpu_ids : cpu;
+}
+
+/* Each time a poller gives way, its QP waits longer for the next one. */
+static void sroce_sq_poll_back_off(struct sroce_qp *qp)
+{
+	unsigned int ms = clamp(2 * READ_ONCE(qp->poll_backoff_ms),
+				SROCE_SQ_POLL_BACKOFF_MS,
+				SROCE_SQ_POLL_BACKOFF_MAX_MS);
+
+	sroce_qp_count(qp, SROCE_CNT_SQ_POLL_BACKOFF);
+	WRITE_ONCE(qp->poll_backoff_ms, ms);
+	WRITE_ONCE(qp->poll_backoff, jiffies + msecs_to_jiffies(ms));
+}
+
+static void sroce_sq_poll_work(struct work_struct *work)
+{
+	struct sroce_qp *qp = container_of(work, struct sroce_qp, poll_work);
+	struct sroce_qp *next;
+	u64 now, last = local_clock(), look = last, start = last;
+	unsigned int spins = 0, us;
+	bool owed = false;
+
+	WRITE_ONCE(qp->poll_taken, 0);
+	WRITE_ONCE(qp->poll_seen, last);
+	for (;;) {
+		if (owed || test_bit(SROCE_QPEV_KICK, &qp->events)) {
+			/* whoever holds eng_lock meanwhile sees the KICKs */
+			WRITE_ONCE(qp->poll_seen, U64_MAX);
+			mutex_lock(&qp->eng_lock);
+			next = sroce_engine_run_owed(qp, &owed);
+			last = local_clock();
+			WRITE_ONCE(qp->poll_seen, last);
+			sroce_engine_chain(next, false);
+			look = local_clock();
+		}
+		if (READ_ONCE(qp->dying) || READ_ONCE(qp->state) != IB_QPS_RTS)
+			break;
+		/*
+		 * Another task waits for this CPU: let it run now.  The
+		 * scheduler need not preempt us for milliseconds, nor pick
+		 * it in schedule() (a worker that ran a lot itself).  If it
+		 * keeps us off for long (or anything else did), it wants the
+		 * CPU more: give way.
+		 */
+		if (!single_task_running())
+			yield();
+		else
+			cond_resched_tasks_rcu_qs();
+		if (++spins & 15)
+			continue;
+		now = local_clock();
+		if (now - look > SROCE_SQ_POLL_AWAY_NS) {
+			sroce_sq_poll_back_off(qp);
+			break;
+		}
+		us = min_t(unsigned int, READ_ONCE(sroce_sq_poll_us),
+			   SROCE_SQ_POLL_MAX_US);
+		if (!owed && now - last > (u64)us * NSEC_PER_USEC) {
+			/* too few doorbells came to it: a ping-pong, not a stream */
+			if (READ_ONCE(qp->poll_taken) < SROCE_SQ_POLL_MIN_TAKEN)
+				sroce_sq_poll_back_off(qp);
+			else
+				WRITE_ONCE(qp->poll_backoff_ms, 0);
+			break;
+		}
+		/* bounded: the next doorbell starts another, on a CPU it may use */
+		if (now - start > SROCE_SQ_POLL_RUN_NS) {
+			WRITE_ONCE(qp->poll_renew, true);
+			break;
+		}
+		look = now;
+		WRITE_ONCE(qp->poll_seen, now);
+		cpu_relax();
+	}
+	WRITE_ONCE(qp->poll_seen, 0);
+	clear_bit(0, &qp->poll_active);
+	smp_mb__after_atomic();	/* our flag, then the doorbells' KICK */
+	atomic_dec(&sroce_sq_pollers);
+	if (owed || test_bit(SROCE_QPEV_KICK, &qp->events))
+		sroce_qp_sched(qp);
+}
+
+/*
+ * Did @cpu idle for most of the last millisecond or more (the kernel's
+ * idle accounting)?  A CPU busy with a consumer's polling loop or another
+ * stream gains nothing from a poller that would take turns with it.
+ */
+static bool sroce_sq_poll_cpu_idles(struct sroce_qp *qp, int cpu, u64 now)
+{
+	u64 wall, idle, dw;
+	bool idles;
+
+	/* too short a look yet: not even the clock read */
+	if (READ_ONCE(qp->idle_cpu) == cpu &&
+	    now - READ_ONCE(qp->idle_look) < SROCE_SQ_POLL_IDLE_WINDOW_US * NSEC_PER_USEC)
+		return false;
+	idle = get_cpu_idle_time_us(cpu, &wall);
+	if (idle == (u64)-1)
+		return true;	/* no accounting: the poller's own checks decide */
+	dw = wall - READ_ONCE(qp->idle_wall);
+	idles = READ_ONCE(qp->idle_cpu) == cpu && dw < 100 * USEC_PER_MSEC &&
+		2 * (idle - READ_ONCE(qp->idle_us)) > dw;
+	WRITE_ONCE(qp->idle_look, now);
+	WRITE_ONCE(qp->idle_cpu, cpu);
+	WRITE_ONCE(qp->idle_us, idle);
+	WRITE_ONCE(qp->idle_wall, wall);
+	return idles;
+}
+
+static void sroce_sq_poll_start(struct sroce_qp *qp, unsigned int us, u64 now)
+{
+	u64 prev = READ_ONCE(qp->last_doorbell);
+	int cpu;
+
+	WRITE_ONCE(qp->last_doorbell, now);
+	/* a lone post runs in its syscall: a wakeup costs more than its pass */
+	if (now - prev > (u64)us * NSEC_PER_USEC ||
+	    READ_ONCE(qp->state) != IB_QPS_RTS)
+		return;
+	cpu = sroce_sq_poll_cpu(qp);
+	if (cpu >= nr_cpu_ids)
+		return;
+	/* a poller that ran its time was no one's bother: no new look */
+	if (READ_ONCE(qp->poll_renew)) {
+		WRITE_ONCE(qp->poll_renew, false);
+	} else if (!sroce_sq_poll_cpu_idles(qp, cpu, now)) {
+		/* not before the next look is due */
+		WRITE_ONCE(qp->poll_backoff, jiffies + 1);
+		return;
+	}
+	if (atomic_inc_return(&sroce_sq_pollers) >= num_online_cpus())
+		goto busy;
+	if (test_and_set_bit(0, &qp->poll_active))
+		goto busy;	/* a doorbell of another thread got there first */
+	/* not trusted before it looks; this doorbell runs its own pass */
+	WRITE_ONCE(qp->poll_seen, 0);
+	sroce_qp_count(qp, SROCE_CNT_SQ_POLL_START);
+	queue_work_on(cpu, sroce_poll_wq, &qp->poll_work);
+	return;
+busy:
+	atomic_dec(&sroce_sq_pollers);
+}
+
+/*
+ * A user doorbell: true if a running poller takes it (the WQEs are fetched
+ * by its next pass), false if the caller must run or kick the pass as usual.
+ */
+bool sroce_sq_poll_doorbell(struct sroce_qp *qp)
+{
+	unsigned int us = READ_ONCE(sroce_sq_poll_us);
+	u64 now, seen;
+
+	if (!us || !qp->user)
+		return false;
+	if (!test_bit(0, &qp->poll_active)) {
+		/* the common refusal first: it costs a ping-pong's doorbells */
+		if (time_before(jiffies, READ_ONCE(qp->poll_backoff)))
+			return false;
+		sroce_sq_poll_start(qp, us, local_clock());
+		return false;
+	}
+	now = local_clock();
+	sroce_sq_poll_ring(qp);
+	/*
+	 * Either the poller sees our KICK before it leaves or we see it gone;
+	 * one that has not looked lately may be off its CPU: not trusted.
+	 */
+	seen = READ_ONCE(qp->poll_seen);
+	if (!test_bit(0, &qp->poll_active) || !seen ||
+	    (seen != U64_MAX && (s64)(now - seen) > SROCE_SQ_POLL_STALE_NS))
+		return false;
+	WRITE_ONCE(qp->poll_taken, READ_ONCE(qp->poll_taken) + 1);
+	sroce_qp_count(qp, SROCE_CNT_SQ_POLL_DOORBELL);
+	return true;
+}
+
+void sroce_sq_poll_init(struct sroce_qp *qp)
+{
+	INIT_WORK(&qp->poll_work, sroce_sq_poll_work);
+	qp->poll_active = 0;
+	qp->last_doorbell = 0;
+	qp->poll_backoff = jiffies;
+	qp->poll_backoff_ms = 0;
+	qp->idle_cpu = -1;
+	qp->poll_renew = false;
+}
+
+/* Destroy (the QP is out of RTS): no poller runs after this returns. */
+void sroce_sq_poll_stop(struct sroce_qp *qp)
+{
+	if (cancel_work_sync(&qp->poll_work)) {
+		/* queued and never run: its share of the count */
+		clear_bit(0, &qp->poll_active);
+		atomic_dec(&sroce_sq_pollers);
+	}
+}
