@@ -135,15 +135,28 @@ netns_bench_check() {
 	netns_down
 }
 
+# BENCH_SQ_POLL_US: sroce's opt-in send queue poller (sq_poll_us) for the run
+sq_poll_set() {
+	echo "$BENCH_SQ_POLL_US" >/sys/module/sroce/parameters/sq_poll_us || fail "cannot set sq_poll_us"
+	[[ $(cat /sys/module/sroce/parameters/sq_poll_us) == "$BENCH_SQ_POLL_US" ]] || fail "sq_poll_us not $BENCH_SQ_POLL_US"
+}
+sq_poll_report() {
+	info "sq_poll_starts $(counter sq_poll_starts), sq_poll_doorbells $(counter sq_poll_doorbells), sq_poll_backoffs $(counter sq_poll_backoffs)"
+}
+
 suite_begin "bench($SROCE_DRV)"
 run_test setup 300 setup
 run_test link 60 ensure_link
+sq_poll=0
+[[ -n ${BENCH_SQ_POLL_US:-} && $SROCE_DRV == sroce ]] && sq_poll=1
+((sq_poll)) && run_test sq_poll 10 sq_poll_set
 run_test memcpy_64k 60 memcpy_ceiling
 BENCH_WHERE=loop
 for p in "${BENCH_POINTS[@]}"; do
 	# shellcheck disable=SC2086 # a point is words
 	run_test "${p%% *}" 300 bench $p
 done
+((sq_poll)) && run_test sq_poll_counters 10 sq_poll_report
 if netns_bench_can_run; then
 	BENCH_WHERE=netns
 	run_test netns_up 120 netns_bench_up
