@@ -141,7 +141,7 @@ static void sroce_sq_poll_work(struct work_struct *work)
 		cpu_relax();
 	}
 	WRITE_ONCE(qp->poll_seen, 0);
-	clear_bit(0, &qp->poll_active);
+	clear_bit_unlock(0, &qp->poll_active);	/* after the backoff and seen */
 	smp_mb__after_atomic();	/* our flag, then the doorbells' KICK */
 	atomic_dec(&sroce_sq_pollers);
 	if (owed || test_bit(SROCE_QPEV_KICK, &qp->events))
@@ -155,19 +155,24 @@ static void sroce_sq_poll_work(struct work_struct *work)
  */
 static bool sroce_sq_poll_cpu_idles(struct sroce_qp *qp, int cpu, u64 now)
 {
-	u64 wall, idle, dw;
+	u64 wall, idle;
+	s64 di, dw;
 	bool idles;
 
 	/* too short a look yet: not even the clock read */
 	if (READ_ONCE(qp->idle_cpu) == cpu &&
 	    now - READ_ONCE(qp->idle_look) < SROCE_SQ_POLL_IDLE_WINDOW_US * NSEC_PER_USEC)
 		return false;
-	idle = get_cpu_idle_time_us(cpu, &wall);
+	/* no &wall: on 6.1 that makes it write the other CPU's idle stats */
+	idle = get_cpu_idle_time_us(cpu, NULL);
 	if (idle == (u64)-1)
 		return true;	/* no accounting: the poller's own checks decide */
+	wall = ktime_to_us(ktime_get());
+	/* signed: a racy read (or two posting threads) may go backwards */
+	di = idle - READ_ONCE(qp->idle_us);
 	dw = wall - READ_ONCE(qp->idle_wall);
-	idles = READ_ONCE(qp->idle_cpu) == cpu && dw < 100 * USEC_PER_MSEC &&
-		2 * (idle - READ_ONCE(qp->idle_us)) > dw;
+	idles = READ_ONCE(qp->idle_cpu) == cpu && dw > 0 &&
+		dw < 100 * USEC_PER_MSEC && di > 0 && 2 * di > dw;
 	WRITE_ONCE(qp->idle_look, now);
 	WRITE_ONCE(qp->idle_cpu, cpu);
 	WRITE_ONCE(qp->idle_us, idle);
@@ -182,8 +187,12 @@ static void sroce_sq_poll_start(struct sroce_qp *qp, unsigned int us, u64 now)
 
 	WRITE_ONCE(qp->last_doorbell, now);
 	/* a lone post runs in its syscall: a wakeup costs more than its pass */
-	if (now - prev > (u64)us * NSEC_PER_USEC ||
-	    READ_ONCE(qp->state) != IB_QPS_RTS)
+	if (now - prev > (u64)min_t(unsigned int, us, SROCE_SQ_POLL_MAX_US) *
+			 NSEC_PER_USEC) {
+		WRITE_ONCE(qp->poll_renew, false);	/* a new stream: look again */
+		return;
+	}
+	if (READ_ONCE(qp->state) != IB_QPS_RTS)
 		return;
 	cpu = sroce_sq_poll_cpu(qp);
 	if (cpu >= nr_cpu_ids)
@@ -220,7 +229,7 @@ bool sroce_sq_poll_doorbell(struct sroce_qp *qp)
 
 	if (!us || !qp->user)
 		return false;
-	if (!test_bit(0, &qp->poll_active)) {
+	if (!test_bit_acquire(0, &qp->poll_active)) {
 		/* the common refusal first: it costs a ping-pong's doorbells */
 		if (time_before(jiffies, READ_ONCE(qp->poll_backoff)))
 			return false;

@@ -952,7 +952,7 @@ _qpc_cleanup() {
 # under the poller) leaves a clean kernel and a working device.
 sqp_past() { (($(counter sq_poll_doorbells) > $1)); }
 t_sq_poll() {
-	local p=/sys/module/$MOD/parameters/sq_poll_us s0 d0 s1 d1 d2 gidx spid cpid
+	local p=/sys/module/$MOD/parameters/sq_poll_us s0 d0 s1 d1 d2 s2 s3 gidx spid cpid
 	[[ $SROCE_DRV == sroce ]] || skip "sroce's module parameter"
 	(($(nproc) > 1)) || skip "one CPU: no other CPU to poll on"
 	ensure_link
@@ -968,21 +968,28 @@ t_sq_poll() {
 
 	gidx=$(roce_v2_gid_index)
 	next_port
-	timeout 60 ib_write_bw -d "$DEV" -x "$gidx" -p "$_port" -s 64 -D 8 >/tmp/sqp-srv.txt 2>&1 &
+	# not under timeout(1), which takes them out of the test's process
+	# group: the watchdog's kill must reach them, and kill -9 the client
+	ib_write_bw -d "$DEV" -x "$gidx" -p "$_port" -s 64 -D 40 >/tmp/sqp-srv.txt 2>&1 &
 	spid=$!
 	wait_port "$_port" 30 || { cat /tmp/sqp-srv.txt; fail "ib_write_bw server did not listen"; }
-	# not under timeout(1): kill -9 must reach the client itself
-	ib_write_bw -d "$DEV" -x "$gidx" -p "$_port" -s 64 -D 8 127.0.0.1 >/tmp/sqp-cli.txt 2>&1 &
+	ib_write_bw -d "$DEV" -x "$gidx" -p "$_port" -s 64 -D 40 127.0.0.1 >/tmp/sqp-cli.txt 2>&1 &
 	cpid=$!
 	wait_for 30 sqp_past $((d1 + 200)) ||
 		{ cat /tmp/sqp-cli.txt; fail "ib_write_bw's doorbells did not go to a poller"; }
 	d2=$(counter sq_poll_doorbells)
+	kill -0 "$cpid" 2>/dev/null || { cat /tmp/sqp-cli.txt; fail "ib_write_bw client ended before the kill"; }
 	kill -9 "$cpid"
 	wait "$cpid" 2>/dev/null || true
 	kill "$spid" 2>/dev/null || true
 	wait "$spid" 2>/dev/null || true
 	info "ib_write_bw killed with sq_poll_doorbells +$((d2 - d1))"
-	rcv_pair "" "-o write,send,read -S 64,65536 -n 2"
+	# the device still works, and so do pollers (none leaked their slot)
+	s2=$(counter sq_poll_starts)
+	rcv_pair "" "-o write,send,read -S 64,65536 -n 20 -q 64 -1"
+	s3=$(counter sq_poll_starts)
+	info "then rc_verify $(rcv_ok_field ops) WQEs: sq_poll_starts +$((s3 - s2))"
+	((s3 > s2)) || fail "no poller started after the kill"
 	echo 0 >"$p"
 	assert_dmesg_clean "test sq_poll"
 }
