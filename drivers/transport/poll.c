@@ -43,6 +43,13 @@ MODULE_PARM_DESC(sq_poll_us,
 
 static atomic_t sroce_sq_pollers = ATOMIC_INIT(0);
 
+/* sq_poll_us as read now, clamped: root may change it at any time */
+static u64 sroce_sq_poll_window_ns(void)
+{
+	return (u64)min_t(unsigned int, READ_ONCE(sroce_sq_poll_us),
+			  SROCE_SQ_POLL_MAX_US) * NSEC_PER_USEC;
+}
+
 static void sroce_sq_poll_ring(struct sroce_qp *qp)
 {
 	/* the ring's producer index, stored before the syscall, then the bits */
@@ -85,7 +92,7 @@ static void sroce_sq_poll_work(struct work_struct *work)
 	struct sroce_qp *qp = container_of(work, struct sroce_qp, poll_work);
 	struct sroce_qp *next;
 	u64 now, last = local_clock(), look = last, start = last;
-	unsigned int spins = 0, us;
+	unsigned int spins = 0;
 	bool owed = false;
 
 	WRITE_ONCE(qp->poll_taken, 0);
@@ -121,9 +128,7 @@ static void sroce_sq_poll_work(struct work_struct *work)
 			sroce_sq_poll_back_off(qp);
 			break;
 		}
-		us = min_t(unsigned int, READ_ONCE(sroce_sq_poll_us),
-			   SROCE_SQ_POLL_MAX_US);
-		if (!owed && now - last > (u64)us * NSEC_PER_USEC) {
+		if (!owed && now - last > sroce_sq_poll_window_ns()) {
 			/* too few doorbells came to it: a ping-pong, not a stream */
 			if (READ_ONCE(qp->poll_taken) < SROCE_SQ_POLL_MIN_TAKEN)
 				sroce_sq_poll_back_off(qp);
@@ -180,15 +185,14 @@ static bool sroce_sq_poll_cpu_idles(struct sroce_qp *qp, int cpu, u64 now)
 	return idles;
 }
 
-static void sroce_sq_poll_start(struct sroce_qp *qp, unsigned int us, u64 now)
+static void sroce_sq_poll_start(struct sroce_qp *qp, u64 now)
 {
 	u64 prev = READ_ONCE(qp->last_doorbell);
 	int cpu;
 
 	WRITE_ONCE(qp->last_doorbell, now);
 	/* a lone post runs in its syscall: a wakeup costs more than its pass */
-	if (now - prev > (u64)min_t(unsigned int, us, SROCE_SQ_POLL_MAX_US) *
-			 NSEC_PER_USEC) {
+	if (now - prev > sroce_sq_poll_window_ns()) {
 		WRITE_ONCE(qp->poll_renew, false);	/* a new stream: look again */
 		return;
 	}
@@ -209,8 +213,11 @@ static void sroce_sq_poll_start(struct sroce_qp *qp, unsigned int us, u64 now)
 		goto busy;
 	if (test_and_set_bit(0, &qp->poll_active))
 		goto busy;	/* a doorbell of another thread got there first */
-	/* not trusted before it looks; this doorbell runs its own pass */
-	WRITE_ONCE(qp->poll_seen, 0);
+	/*
+	 * poll_seen is 0 (zeroed QP, or the last poller's exit before its
+	 * clear_bit_unlock): not trusted before it looks, so this doorbell
+	 * runs its own pass.
+	 */
 	sroce_qp_count(qp, SROCE_CNT_SQ_POLL_START);
 	queue_work_on(cpu, sroce_poll_wq, &qp->poll_work);
 	return;
@@ -224,16 +231,15 @@ busy:
  */
 bool sroce_sq_poll_doorbell(struct sroce_qp *qp)
 {
-	unsigned int us = READ_ONCE(sroce_sq_poll_us);
 	u64 now, seen;
 
-	if (!us || !qp->user)
+	if (!READ_ONCE(sroce_sq_poll_us) || !qp->user)
 		return false;
 	if (!test_bit_acquire(0, &qp->poll_active)) {
 		/* the common refusal first: it costs a ping-pong's doorbells */
 		if (time_before(jiffies, READ_ONCE(qp->poll_backoff)))
 			return false;
-		sroce_sq_poll_start(qp, us, local_clock());
+		sroce_sq_poll_start(qp, local_clock());
 		return false;
 	}
 	now = local_clock();
