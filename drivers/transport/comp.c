@@ -349,15 +349,81 @@ static bool sroce_comp_read_ahead(struct sroce_qp *qp, struct sroce_swqe *wqe,
 	return true;
 }
 
-/* A one-packet request (atomic, ATOMIC WRITE, FLUSH) got its answer. */
-static void sroce_comp_done1(struct sroce_qp *qp, struct sroce_swqe *wqe)
+/*
+ * The oldest open WQE, at @idx, is done.  READs after it may have been
+ * answered meanwhile (sroce_comp_read_later()): the oldest unacknowledged
+ * PSN moves past them too, to what the next open one still waits for.
+ */
+static void sroce_comp_done_open(struct sroce_qp *qp, struct sroce_swqe *wqe,
+				 u32 idx)
 {
-	u32 next = sroce_psn_add(wqe->first_psn, 1);
+	struct sroce_sq *sq = &qp->sq;
+	u32 next = sroce_psn_add(wqe->last_psn, 1), end = sroce_req_sent_end(qp);
 
 	wqe->state = SROCE_WQE_DONE;
 	sroce_comp_rd_done(qp, wqe);
+	for (idx++; idx != end; idx++) {
+		wqe = &sq->kwqe[idx & (sq->slots - 1)];
+		if (!wqe->npkts)
+			continue;	/* a local operation: no PSNs */
+		if (wqe->state != SROCE_WQE_DONE) {
+			if (sroce_wqe_is_rd_atomic(wqe))
+				next = sroce_psn_add(wqe->first_psn,
+						     wqe->rcvd / qp->mtu);
+			break;
+		}
+		next = sroce_psn_add(wqe->last_psn, 1);
+	}
 	if (sroce_psn_after(next, qp->comp.psn))
 		qp->comp.psn = next;
+}
+
+/*
+ * A response of a later READ while an older READ or atomic, at @idx,
+ * waits for a lost answer: the responder has gone on to the later ones.
+ * Taken if it is the next one its READ lacks, so that the re-request of
+ * the older one is all the loss costs; dropped, every later READ would
+ * need asking again in turn, each while the responder had gone on again.
+ * Returns true when it was placed.
+ */
+static bool sroce_comp_read_later(struct sroce_qp *qp, struct sroce_pkt *pkt,
+				  u32 idx)
+{
+	u32 psn = pkt->h.bth.psn, mtu = qp->mtu, len = pkt->h.payload_len;
+	u32 end = sroce_req_sent_end(qp), left;
+	struct sroce_sq *sq = &qp->sq;
+	struct sroce_swqe *wqe = NULL;
+
+	/* PSN order: the walk ends at the WQE that holds @psn */
+	for (idx++; idx != end; idx++) {
+		wqe = &sq->kwqe[idx & (sq->slots - 1)];
+		if (!wqe->npkts)
+			continue;
+		if (sroce_psn_after(wqe->first_psn, psn))
+			return false;
+		if (sroce_psn_in_window(psn, wqe->first_psn, wqe->npkts))
+			break;
+	}
+	if (idx == end || wqe->opcode != IB_WR_RDMA_READ ||
+	    wqe->state != SROCE_WQE_SENT ||
+	    psn != sroce_psn_add(wqe->first_psn, wqe->rcvd / mtu))
+		return false;
+	left = wqe->length - wqe->rcvd;
+	if ((pkt->h.info->mask & SROCE_M_LAST) ? len != left :
+						 len != mtu || len >= left)
+		return false;
+	if (sroce_comp_read_place(qp, wqe, pkt, wqe->rcvd, len)) {
+		wqe->state = SROCE_WQE_DONE;
+		wqe->status = IB_WC_LOC_PROT_ERR;
+		return true;
+	}
+	sroce_qp_count(qp, SROCE_CNT_RX_READ_AHEAD);
+	wqe->rcvd += len;
+	if (wqe->rcvd == wqe->length) {
+		wqe->state = SROCE_WQE_DONE;
+		sroce_comp_rd_done(qp, wqe);
+	}
+	return true;
 }
 
 /*
@@ -383,12 +449,16 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		if (psn != wqe->first_psn || len ||
 		    pkt->h.bth.opcode != SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY)
 			goto drop;
-		sroce_comp_done1(qp, wqe);
+		sroce_comp_done_open(qp, wqe, idx);
 		return true;
 	}
 	if (!wqe || wqe->opcode != IB_WR_RDMA_READ ||
-	    !sroce_psn_in_window(psn, wqe->first_psn, wqe->npkts))
+	    !sroce_psn_in_window(psn, wqe->first_psn, wqe->npkts)) {
+		/* not progress: the older one's loss is still to recover */
+		if (wqe && sroce_comp_read_later(qp, pkt, idx))
+			return progress;
 		goto drop;
+	}
 	expect = sroce_psn_add(wqe->first_psn, wqe->rcvd / mtu);
 	if (psn != expect) {
 		if (sroce_psn_after(psn, expect) &&
@@ -414,12 +484,8 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			wqe->rcvd += min(mtu, wqe->length - wqe->rcvd);
 	}
 	if (wqe->rcvd == wqe->length) {
-		wqe->state = SROCE_WQE_DONE;
-		sroce_comp_rd_done(qp, wqe);
 		c->ooo_wqe = NULL;
-		if (sroce_psn_after(sroce_psn_add(wqe->last_psn, 1),
-				    qp->comp.psn))
-			qp->comp.psn = sroce_psn_add(wqe->last_psn, 1);
+		sroce_comp_done_open(qp, wqe, idx);
 	} else if (sroce_psn_after(sroce_psn_add(wqe->first_psn,
 						 wqe->rcvd / mtu),
 				   qp->comp.psn)) {
@@ -454,7 +520,7 @@ static bool sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		wqe->status = IB_WC_LOC_PROT_ERR;
 		return true;
 	}
-	sroce_comp_done1(qp, wqe);
+	sroce_comp_done_open(qp, wqe, idx);
 	return true;
 }
 

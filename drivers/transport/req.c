@@ -516,8 +516,9 @@ static int sroce_req_send_read(struct sroce_qp *qp, struct sroce_swqe *wqe,
  * Ask again for the rest of a READ whose responses have a hole, and for
  * nothing else: an answer to a later PSN showed that the requests after it
  * arrived, and resending them would make the responder replay those too
- * (rdma_rxe replays each copy in full, one after another).  A lost copy is
- * covered by the ACK timer, which goes back over everything.
+ * (rdma_rxe replays each copy in full, one after another); their responses
+ * are placed meanwhile (sroce_comp_read_later()).  A lost copy is covered
+ * by the ACK timer, which goes back over everything.
  */
 void sroce_req_reread(struct sroce_qp *qp, struct sroce_swqe *wqe)
 {

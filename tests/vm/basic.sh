@@ -640,7 +640,7 @@ t_netns() {
 # Each one made on the netns wire path and recorded as a user would see it
 # (results/symptoms/*.txt, quoted in the troubleshooting guide), with the
 # counter that tells it from the others asserted.
-SYM_CNT="sent_pkts rcvd_pkts duplicate_request out_of_seq_request send_nak_seq_err retry_timeout retry_nak rcvd_icrc_err"
+SYM_CNT="sent_pkts rcvd_pkts duplicate_request out_of_seq_request send_nak_seq_err retry_timeout retry_nak rcvd_icrc_err out_of_seq_response rcvd_read_ahead"
 sym_snap() { # FILE: NAME=VALUE per counter of sna and snb
 	local d c
 	for d in sna snb; do
@@ -769,6 +769,37 @@ sym_mr_gone() { # OUT
 	echo >"$T/trace"
 	echo 1 >"$T/tracing_on"
 }
+# 16 READs of 64 KiB in flight, a light loss of READ responses only (sna's
+# egress).  A lost response costs one re-request of its READ: the later
+# READs' responses that come meanwhile are placed.  Dropped, each later
+# READ had to be asked for again in turn while the responder went on to
+# the next ones: about one re-request per READ, half the responses wasted.
+sym_read_window() { # OUT
+	local out=$1 d drops n oos
+	ns "$NSA" "$TC" qdisc change dev vna root netem loss 0.3%
+	ns "$NSA" "$TC" -s qdisc show dev vna >/tmp/sym-q0.txt
+	sym_counted "-o read -S 65536 -q 64 -n 8" "rc_verify READ window over a lossy link failed"
+	d=$SYM_D
+	ns "$NSA" "$TC" -s qdisc show dev vna >/tmp/sym-q1.txt
+	drops=$(($(sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' /tmp/sym-q1.txt | head -1) - \
+		$(sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' /tmp/sym-q0.txt | head -1)))
+	n=$(($(sym_moved "$d" snb retry_nak) + $(sym_moved "$d" snb retry_timeout)))
+	oos=$(sym_moved "$d" snb out_of_seq_response)
+	{
+		echo "# 0.3% loss of sna's frames only (READ responses), rc_verify -o read -S 65536 -q 64 -n 8: 512 READs"
+		tail -n1 /tmp/sym-cli.txt
+		echo "# netem's drops on vna (tc -s qdisc show dev vna): $drops"
+		echo "# counters that moved:"
+		echo "$d"
+	} | tee "$out/lossy_read_window.txt"
+	((drops > 0)) || fail "netem dropped nothing: the READ window case proves nothing"
+	((n > 0)) || fail "$drops responses lost, yet the requester never asked again"
+	# one re-request per loss at most, and at most a READ's worth dropped each
+	# (a few more: an ACK timeout on a host that stalls the guest)
+	((n <= drops + 4)) || fail "$drops responses lost cost $n re-requests (a cascade over the later READs)"
+	((oos <= 64 * drops)) || fail "$drops responses lost, $oos responses dropped as out of sequence"
+	(($(sym_moved "$d" snb rcvd_read_ahead) > 0)) || fail "no READ response placed past a missing one"
+}
 t_symptoms() {
 	netns_can_run
 	local out=$RESULTS/symptoms d n gl
@@ -806,8 +837,9 @@ t_symptoms() {
 		echo "$d"
 	} | tee "$out/lossy_idle.txt"
 	(($(sym_moved "$d" snb retry_timeout) > 0)) || fail "10% loss after idle gaps, yet the ACK timer never retransmitted"
-	ns "$NSA" "$TC" qdisc del dev vna root
 	ns "$NSB" "$TC" qdisc del dev vnb root
+	sym_read_window "$out"
+	ns "$NSA" "$TC" qdisc del dev vna root
 
 	sym_mr_gone "$out"
 
