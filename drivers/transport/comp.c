@@ -97,8 +97,10 @@ void sroce_comp_complete(struct sroce_qp *qp)
 		}
 		sroce_comp_retire(qp, wqe, wqe->status, failed ||
 				  sroce_wqe_signaled(qp, wqe));
-		if (failed)
+		if (failed) {
+			qp->comp.flush_err = qp->type == IB_QPT_RC;
 			break;
+		}
 	}
 	/* the completion reports the cause: no affiliated event (10.10.2) */
 	if (failed && qp->type == IB_QPT_RC)
@@ -138,11 +140,19 @@ bool sroce_comp_flush_sq(struct sroce_qp *qp)
 			qp->comp.fail_pending = false;
 			sroce_comp_retire(qp, wqe, wqe->status, true);
 		} else if (wqe->state != SROCE_WQE_DONE ||
-			   wqe->status != IB_WC_SUCCESS)
+			   wqe->status != IB_WC_SUCCESS || qp->comp.flush_err) {
 			sroce_comp_retire(qp, wqe, IB_WC_WR_FLUSH_ERR, true);
-		else
+		} else {
 			sroce_comp_retire(qp, wqe, IB_WC_SUCCESS,
 					  sroce_wqe_signaled(qp, wqe));
+			continue;
+		}
+		/*
+		 * RC: a READ answered after an older WQE that did not complete
+		 * (sroce_comp_read_later()) is flushed too, not reported done
+		 * after that one's error.  UD and UC keep what they sent.
+		 */
+		qp->comp.flush_err = qp->type == IB_QPT_RC;
 	}
 	sq->req = sq->comp;
 	qp->req.rd_outstanding = 0;
@@ -350,13 +360,17 @@ static bool sroce_comp_read_ahead(struct sroce_qp *qp, struct sroce_swqe *wqe,
 }
 
 /*
- * The oldest open WQE, at @idx, is done.  READs after it may have been
+ * The oldest open WQE, at @idx, is done.  Later ones may have been
  * answered meanwhile (sroce_comp_read_later()): the oldest unacknowledged
- * PSN moves past them too, to what the next open one still waits for.
+ * PSN moves past them too, to what the next open one still waits for, and
+ * their max_rd_atomic slots are given back now, in order, as the responder
+ * frees its READ resources oldest first.  An open READ or atomic that a
+ * later answer has passed lost its own: *retry.
  */
 static void sroce_comp_done_open(struct sroce_qp *qp, struct sroce_swqe *wqe,
-				 u32 idx)
+				 u32 idx, bool *retry)
 {
+	struct sroce_comp_state *c = &qp->comp;
 	struct sroce_sq *sq = &qp->sq;
 	u32 next = sroce_psn_add(wqe->last_psn, 1), end = sroce_req_sent_end(qp);
 
@@ -367,13 +381,25 @@ static void sroce_comp_done_open(struct sroce_qp *qp, struct sroce_swqe *wqe,
 		if (!wqe->npkts)
 			continue;	/* a local operation: no PSNs */
 		if (wqe->state != SROCE_WQE_DONE) {
-			if (sroce_wqe_is_rd_atomic(wqe))
+			if (sroce_wqe_is_rd_atomic(wqe)) {
 				next = sroce_psn_add(wqe->first_psn,
 						     wqe->rcvd / qp->mtu);
+				if (c->later && wqe->state == SROCE_WQE_SENT &&
+				    sroce_psn_after(c->later_psn, next))
+					*retry = true;
+			}
 			break;
 		}
+		if (wqe->status != IB_WC_SUCCESS)
+			break;	/* failed: the completer stops there */
+		sroce_comp_rd_done(qp, wqe);
 		next = sroce_psn_add(wqe->last_psn, 1);
 	}
+	if (c->later && !sroce_psn_after(c->later_psn, next))
+		c->later = false;
+	/* never past what was sent: all PSNs after are refused as forged */
+	if (sroce_psn_after(next, qp->req.max_psn))
+		next = qp->req.max_psn;
 	if (sroce_psn_after(next, qp->comp.psn))
 		qp->comp.psn = next;
 }
@@ -384,19 +410,21 @@ static void sroce_comp_done_open(struct sroce_qp *qp, struct sroce_swqe *wqe,
  * Taken if it is the next one its READ lacks, so that the re-request of
  * the older one is all the loss costs; dropped, every later READ would
  * need asking again in turn, each while the responder had gone on again.
- * Returns true when it was placed.
+ * Not progress: the older one's loss is still to recover.  Returns true
+ * when it was placed.
  */
 static bool sroce_comp_read_later(struct sroce_qp *qp, struct sroce_pkt *pkt,
 				  u32 idx)
 {
 	u32 psn = pkt->h.bth.psn, mtu = qp->mtu, len = pkt->h.payload_len;
-	u32 end = sroce_req_sent_end(qp), left;
+	u32 end = sroce_req_sent_end(qp), left, i;
+	struct sroce_comp_state *c = &qp->comp;
 	struct sroce_sq *sq = &qp->sq;
 	struct sroce_swqe *wqe = NULL;
 
 	/* PSN order: the walk ends at the WQE that holds @psn */
-	for (idx++; idx != end; idx++) {
-		wqe = &sq->kwqe[idx & (sq->slots - 1)];
+	for (i = idx + 1; i != end; i++) {
+		wqe = &sq->kwqe[i & (sq->slots - 1)];
 		if (!wqe->npkts)
 			continue;
 		if (sroce_psn_after(wqe->first_psn, psn))
@@ -404,7 +432,7 @@ static bool sroce_comp_read_later(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		if (sroce_psn_in_window(psn, wqe->first_psn, wqe->npkts))
 			break;
 	}
-	if (idx == end || wqe->opcode != IB_WR_RDMA_READ ||
+	if (i == end || wqe->opcode != IB_WR_RDMA_READ ||
 	    wqe->state != SROCE_WQE_SENT ||
 	    psn != sroce_psn_add(wqe->first_psn, wqe->rcvd / mtu))
 		return false;
@@ -412,16 +440,22 @@ static bool sroce_comp_read_later(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	if ((pkt->h.info->mask & SROCE_M_LAST) ? len != left :
 						 len != mtu || len >= left)
 		return false;
-	if (sroce_comp_read_place(qp, wqe, pkt, wqe->rcvd, len)) {
-		wqe->state = SROCE_WQE_DONE;
-		wqe->status = IB_WC_LOC_PROT_ERR;
-		return true;
-	}
+	/* a copy that fails is left to the in-order path, which fails the WQE */
+	if (sroce_comp_read_place(qp, wqe, pkt, wqe->rcvd, len))
+		return false;
 	sroce_qp_count(qp, SROCE_CNT_RX_READ_AHEAD);
 	wqe->rcvd += len;
-	if (wqe->rcvd == wqe->length) {
+	if (wqe->rcvd == wqe->length)
 		wqe->state = SROCE_WQE_DONE;
-		sroce_comp_rd_done(qp, wqe);
+	if (!c->later || sroce_psn_after(psn, c->later_psn))
+		c->later_psn = psn;
+	c->later = true;
+	/* the responder answers in order: the sends and writes before it are in */
+	while (++idx != i) {
+		wqe = &sq->kwqe[idx & (sq->slots - 1)];
+		if (wqe->npkts && wqe->state == SROCE_WQE_SENT &&
+		    !sroce_wqe_is_rd_atomic(wqe))
+			wqe->state = SROCE_WQE_DONE;
 	}
 	return true;
 }
@@ -449,12 +483,11 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		if (psn != wqe->first_psn || len ||
 		    pkt->h.bth.opcode != SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY)
 			goto drop;
-		sroce_comp_done_open(qp, wqe, idx);
+		sroce_comp_done_open(qp, wqe, idx, retry);
 		return true;
 	}
 	if (!wqe || wqe->opcode != IB_WR_RDMA_READ ||
 	    !sroce_psn_in_window(psn, wqe->first_psn, wqe->npkts)) {
-		/* not progress: the older one's loss is still to recover */
 		if (wqe && sroce_comp_read_later(qp, pkt, idx))
 			return progress;
 		goto drop;
@@ -485,7 +518,7 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	}
 	if (wqe->rcvd == wqe->length) {
 		c->ooo_wqe = NULL;
-		sroce_comp_done_open(qp, wqe, idx);
+		sroce_comp_done_open(qp, wqe, idx, retry);
 	} else if (sroce_psn_after(sroce_psn_add(wqe->first_psn,
 						 wqe->rcvd / mtu),
 				   qp->comp.psn)) {
@@ -520,7 +553,7 @@ static bool sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		wqe->status = IB_WC_LOC_PROT_ERR;
 		return true;
 	}
-	sroce_comp_done_open(qp, wqe, idx);
+	sroce_comp_done_open(qp, wqe, idx, retry);
 	return true;
 }
 

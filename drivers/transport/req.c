@@ -798,12 +798,18 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 	/* nothing is outstanding after the rewind: recount as resent */
 	qp->req.rd_outstanding = 0;
 	qp->req.cwnd = SROCE_CWND_MIN;
+	/* no hint of a loss past the oldest open WQE: all is asked for again */
+	qp->comp.later = false;
 	for (i = sq->comp; i != end; i++) {
 		struct sroce_swqe *wqe = &sq->kwqe[i & (sq->slots - 1)];
 
-		wqe->rd_counted = false;
-		if (wqe->state == SROCE_WQE_DONE)
+		if (wqe->state == SROCE_WQE_DONE) {
+			/* answered, not retired: the responder may hold it yet */
+			if (wqe->rd_counted)
+				qp->req.rd_outstanding++;
 			continue;
+		}
+		wqe->rd_counted = false;
 		if (!found) {
 			found = true;
 			sq->req = i;

@@ -545,6 +545,11 @@ struct sroce_comp_state {
 	DECLARE_BITMAP(ooo, SROCE_READ_OOO_WINDOW);
 	/* the WQE at sq.comp failed: its own status, after zc_out drains */
 	bool	fail_pending;
+	/* a WQE failed or was flushed: every later one is flushed */
+	bool	flush_err;
+	/* READ responses were placed past the oldest open WQE, up to later_psn */
+	bool	later;
+	u32	later_psn;
 };
 
 struct sroce_resp_state {

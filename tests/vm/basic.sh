@@ -769,16 +769,18 @@ sym_mr_gone() { # OUT
 	echo >"$T/trace"
 	echo 1 >"$T/tracing_on"
 }
-# 16 READs of 64 KiB in flight, a light loss of READ responses only (sna's
-# egress).  A lost response costs one re-request of its READ: the later
-# READs' responses that come meanwhile are placed.  Dropped, each later
-# READ had to be asked for again in turn while the responder went on to
-# the next ones: about one re-request per READ, half the responses wasted.
+# A window of READs under a light loss of READ responses only (sna's
+# egress): 4 KiB ones (16 in flight, what max_rd_atomic allows) and 64 KiB
+# ones (4 in flight: 64 packets each at MTU 1024, in the 256-PSN window).
+# A lost response costs one re-request of its READ: the later READs'
+# responses that come meanwhile are placed.  Dropped, each later READ had
+# to be asked for again in turn while the responder went on to the next
+# ones: about one re-request per READ, half the responses wasted.
 sym_read_window() { # OUT
 	local out=$1 d drops n oos
 	ns "$NSA" "$TC" qdisc change dev vna root netem loss 0.3%
 	ns "$NSA" "$TC" -s qdisc show dev vna >/tmp/sym-q0.txt
-	sym_counted "-o read -S 65536 -q 64 -n 8" "rc_verify READ window over a lossy link failed"
+	sym_counted "-o read -S 4096,65536 -q 64 -n 8" "rc_verify READ window over a lossy link failed"
 	d=$SYM_D
 	ns "$NSA" "$TC" -s qdisc show dev vna >/tmp/sym-q1.txt
 	drops=$(($(sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' /tmp/sym-q1.txt | head -1) - \
@@ -786,7 +788,7 @@ sym_read_window() { # OUT
 	n=$(($(sym_moved "$d" snb retry_nak) + $(sym_moved "$d" snb retry_timeout)))
 	oos=$(sym_moved "$d" snb out_of_seq_response)
 	{
-		echo "# 0.3% loss of sna's frames only (READ responses), rc_verify -o read -S 65536 -q 64 -n 8: 512 READs"
+		echo "# 0.3% loss of sna's frames only (READ responses), rc_verify -o read -S 4096,65536 -q 64 -n 8: 1024 READs"
 		tail -n1 /tmp/sym-cli.txt
 		echo "# netem's drops on vna (tc -s qdisc show dev vna): $drops"
 		echo "# counters that moved:"
@@ -794,9 +796,10 @@ sym_read_window() { # OUT
 	} | tee "$out/lossy_read_window.txt"
 	((drops > 0)) || fail "netem dropped nothing: the READ window case proves nothing"
 	((n > 0)) || fail "$drops responses lost, yet the requester never asked again"
-	# one re-request per loss at most, and at most a READ's worth dropped each
-	# (a few more: an ACK timeout on a host that stalls the guest)
-	((n <= drops + 4)) || fail "$drops responses lost cost $n re-requests (a cascade over the later READs)"
+	# About one re-request per loss (some more: reordering between the
+	# CPUs' backlogs, a timeout on a host that stalls the guest); a cascade
+	# made it 2.4 per loss.  At most a READ's worth of responses dropped each.
+	((2 * n <= 3 * drops + 16)) || fail "$drops responses lost cost $n re-requests (a cascade over the later READs)"
 	((oos <= 64 * drops)) || fail "$drops responses lost, $oos responses dropped as out of sequence"
 	(($(sym_moved "$d" snb rcvd_read_ahead) > 0)) || fail "no READ response placed past a missing one"
 }
