@@ -52,6 +52,7 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_SQ_POLL_START].name = "sq_poll_starts",
 	[SROCE_CNT_SQ_POLL_DOORBELL].name = "sq_poll_doorbells",
 	[SROCE_CNT_SQ_POLL_BACKOFF].name = "sq_poll_backoffs",
+	[SROCE_CNT_RX_READ_LATER].name = "rcvd_read_later",
 };
 
 /*

@@ -71,7 +71,8 @@ static void sroce_comp_rd_done(struct sroce_qp *qp, struct sroce_swqe *wqe)
 {
 	if (wqe->rd_counted) {
 		wqe->rd_counted = false;
-		qp->req.rd_outstanding--;
+		if (!WARN_ON_ONCE(!qp->req.rd_outstanding))
+			qp->req.rd_outstanding--;
 	}
 }
 
@@ -82,6 +83,9 @@ void sroce_comp_complete(struct sroce_qp *qp)
 	bool failed = false;
 
 	sroce_assert_engine(qp);
+	/* after an error completion only the flush may retire (10.10.2) */
+	if (qp->comp.flush_err)
+		return;
 	while (sq->comp != sq->req) {
 		struct sroce_swqe *wqe = &sq->kwqe[sq->comp & (sq->slots - 1)];
 
@@ -421,6 +425,7 @@ static bool sroce_comp_read_later(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	struct sroce_comp_state *c = &qp->comp;
 	struct sroce_sq *sq = &qp->sq;
 	struct sroce_swqe *wqe = NULL;
+	bool first;
 
 	/* PSN order: the walk ends at the WQE that holds @psn */
 	for (i = idx + 1; i != end; i++) {
@@ -443,7 +448,8 @@ static bool sroce_comp_read_later(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	/* a copy that fails is left to the in-order path, which fails the WQE */
 	if (sroce_comp_read_place(qp, wqe, pkt, wqe->rcvd, len))
 		return false;
-	sroce_qp_count(qp, SROCE_CNT_RX_READ_AHEAD);
+	sroce_qp_count(qp, SROCE_CNT_RX_READ_LATER);
+	first = !wqe->rcvd;
 	wqe->rcvd += len;
 	if (wqe->rcvd == wqe->length)
 		wqe->state = SROCE_WQE_DONE;
@@ -451,7 +457,7 @@ static bool sroce_comp_read_later(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		c->later_psn = psn;
 	c->later = true;
 	/* the responder answers in order: the sends and writes before it are in */
-	while (++idx != i) {
+	while (first && ++idx != i) {
 		wqe = &sq->kwqe[idx & (sq->slots - 1)];
 		if (wqe->npkts && wqe->state == SROCE_WQE_SENT &&
 		    !sroce_wqe_is_rd_atomic(wqe))
@@ -572,17 +578,19 @@ static bool sroce_comp_psn_ok(struct sroce_qp *qp, u32 psn, bool ack)
 }
 
 /*
- * Recover from a loss the peer's answers revealed.  A gap in READ responses
- * costs one READ request for the rest of that READ; anything else goes back
- * to the oldest unacknowledged PSN.
+ * Recover from a loss the peer's answers revealed.  A READ whose responses
+ * have a gap, or that an answer to a later request passed, costs one READ
+ * request for its rest; anything else goes back to the oldest
+ * unacknowledged PSN.
  */
-static void sroce_comp_go_back(struct sroce_qp *qp, u32 mask)
+static void sroce_comp_go_back(struct sroce_qp *qp, bool answer)
 {
 	struct sroce_swqe *wqe;
 	u32 idx;
 
 	wqe = sroce_comp_first_open(qp, &idx);
-	if ((mask & SROCE_M_READ) && wqe && wqe->opcode == IB_WR_RDMA_READ &&
+	/* an answer (not a NAK) shows that the requests after it arrived */
+	if (answer && wqe && wqe->opcode == IB_WR_RDMA_READ &&
 	    wqe->state == SROCE_WQE_SENT &&
 	    qp->comp.psn == sroce_psn_add(wqe->first_psn,
 					  wqe->rcvd / qp->mtu)) {
@@ -682,7 +690,9 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 			trace_sroce_retrans(qp, qp->comp.psn, true);
 			qp->comp.rewound = true;
 			qp->comp.rewound_psn = qp->comp.psn;
-			sroce_comp_go_back(qp, mask);
+			sroce_comp_go_back(qp, (mask & SROCE_M_READ) ||
+					   pkt->h.bth.opcode ==
+					   SROCE_OP_RC_ATOMIC_ACKNOWLEDGE);
 		}
 	}
 	sroce_req_timer_update(qp, progress || alive);

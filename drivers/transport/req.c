@@ -795,21 +795,20 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 	bool found = false;
 
 	sroce_assert_engine(qp);
-	/* nothing is outstanding after the rewind: recount as resent */
-	qp->req.rd_outstanding = 0;
 	qp->req.cwnd = SROCE_CWND_MIN;
 	/* no hint of a loss past the oldest open WQE: all is asked for again */
 	qp->comp.later = false;
 	for (i = sq->comp; i != end; i++) {
 		struct sroce_swqe *wqe = &sq->kwqe[i & (sq->slots - 1)];
 
-		if (wqe->state == SROCE_WQE_DONE) {
-			/* answered, not retired: the responder may hold it yet */
-			if (wqe->rd_counted)
-				qp->req.rd_outstanding++;
+		/* answered, not retired: its slot stays taken till it retires */
+		if (wqe->state == SROCE_WQE_DONE)
 			continue;
+		/* what is sent again is counted again as it goes */
+		if (wqe->rd_counted) {
+			wqe->rd_counted = false;
+			qp->req.rd_outstanding--;
 		}
-		wqe->rd_counted = false;
 		if (!found) {
 			found = true;
 			sq->req = i;

@@ -640,7 +640,7 @@ t_netns() {
 # Each one made on the netns wire path and recorded as a user would see it
 # (results/symptoms/*.txt, quoted in the troubleshooting guide), with the
 # counter that tells it from the others asserted.
-SYM_CNT="sent_pkts rcvd_pkts duplicate_request out_of_seq_request send_nak_seq_err retry_timeout retry_nak rcvd_icrc_err out_of_seq_response rcvd_read_ahead"
+SYM_CNT="sent_pkts rcvd_pkts duplicate_request out_of_seq_request send_nak_seq_err retry_timeout retry_nak rcvd_icrc_err out_of_seq_response rcvd_read_ahead rcvd_read_later"
 sym_snap() { # FILE: NAME=VALUE per counter of sna and snb
 	local d c
 	for d in sna snb; do
@@ -801,7 +801,7 @@ sym_read_window() { # OUT
 	# made it 2.4 per loss.  At most a READ's worth of responses dropped each.
 	((2 * n <= 3 * drops + 16)) || fail "$drops responses lost cost $n re-requests (a cascade over the later READs)"
 	((oos <= 64 * drops)) || fail "$drops responses lost, $oos responses dropped as out of sequence"
-	(($(sym_moved "$d" snb rcvd_read_ahead) > 0)) || fail "no READ response placed past a missing one"
+	(($(sym_moved "$d" snb rcvd_read_later) > 0)) || fail "no later READ's response placed while an older READ waited"
 }
 t_symptoms() {
 	netns_can_run
