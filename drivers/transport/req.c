@@ -730,9 +730,16 @@ bool sroce_req_run(struct sroce_qp *qp, int *budget)
 			if (sroce_wqe_is_rd_atomic(wqe) && !wqe->rd_counted &&
 			    qp->req.rd_outstanding >= qp->max_rd_atomic)
 				break;
+			/*
+			 * Fenced: not before the READs and atomics ahead of it
+			 * are answered.  A resend (its PSNs were sent) had its
+			 * fence kept; READs after it answered early hold their
+			 * slots until it is done, and must not block it.
+			 */
 			if ((wqe->send_flags & IB_SEND_FENCE) &&
 			    qp->req.rd_outstanding && wqe->sent == 0 &&
-			    !wqe->rd_counted)
+			    !wqe->rd_counted &&
+			    !sroce_psn_before(wqe->first_psn, qp->req.max_psn))
 				break;
 		}
 		if (*budget <= 0) {
