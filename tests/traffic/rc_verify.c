@@ -160,6 +160,7 @@ static int mtu_opt;
 static int ack_timeout = 14, retry_cnt = 7, rnr_retry = 7, min_rnr = 12;
 static int late_ms, no_post, kill_peer, verbose, hold_secs, dereg_early, gather_n = 1, idle_ms;
 static int one_post;
+static int fence_every;
 /* -G: piece j of WQE i at gather_buf + (i * gather_n + j) * gather_stride + a small offset */
 static uint8_t *gather_buf;
 static struct ibv_mr *gather_mr;
@@ -291,7 +292,7 @@ static void usage(void)
 		"  client: -E rnr_retry_exc|retry_exc|loc_prot|any [-W SECS]  -K (server vanishes)\n"
 		"  client: -D (deregister the data MR under the first batch)  -v\n"
 		"  client: -G N (gather SEND/WRITE from N scattered SGEs)  -I MS (idle after each batch)\n"
-		"  client: -1 (a doorbell per WQE)\n"
+		"  client: -1 (a doorbell per WQE)  -f N (IBV_SEND_FENCE on every Nth WQE)\n"
 		"  -H SECS (keep the QP that long after OK)\n");
 	exit(2);
 }
@@ -1394,6 +1395,9 @@ static void client_post_batch(int k)
 		w->sg_list = g;
 		w->num_sge = 1;
 		w->send_flags = IBV_SEND_SIGNALED;
+		/* waits for the READs and atomics before it; the ones after do not */
+		if (fence_every && seq % fence_every == 0)
+			w->send_flags |= IBV_SEND_FENCE;
 		w->next = i + 1 < s->count ? &swr[i + 1] : NULL;
 		g->addr = (uintptr_t)data_buf + lslot(s, i);
 		g->length = s->size;
@@ -2004,7 +2008,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	nsizes = parse_sizes("1,2,63,64,1000,1024,1025,4096,65536,65537,262147,1048576,4194304", sizes);
 	nops = parse_ops("send,write,writeimm,read,cas,faa", ops);
-	while ((c = getopt(argc, argv, "sc:d:x:p:S:o:n:q:t:m:T:r:R:M:L:NE:W:KH:DG:I:1vh")) != -1) {
+	while ((c = getopt(argc, argv, "sc:d:x:p:S:o:n:q:t:m:T:r:R:M:L:NE:W:KH:DG:I:1f:vh")) != -1) {
 		switch (c) {
 		case 's': is_server = 1; break;
 		case 'c': server_ip = optarg; break;
@@ -2042,6 +2046,7 @@ int main(int argc, char **argv)
 		case 'G': gather_n = atoi(optarg); break;
 		case 'I': idle_ms = atoi(optarg); break;
 		case '1': one_post = 1; break;
+		case 'f': fence_every = atoi(optarg); break;
 		case 'v': verbose = 1; break;
 		default: usage();
 		}
@@ -2050,10 +2055,10 @@ int main(int argc, char **argv)
 	    tmo < 1 || expect_secs < 1 || ack_timeout < 0 || ack_timeout > 31 || retry_cnt < 0 ||
 	    retry_cnt > 7 || rnr_retry < 0 || rnr_retry > 7 || min_rnr < 0 || min_rnr > 31 ||
 	    late_ms < 0 || idle_ms < 0 || tcp_port < 1 || tcp_port > 65535 || hold_secs < 0 || gather_n < 1 ||
-	    gather_n > 32)
+	    gather_n > 32 || fence_every < 0)
 		usage();
-	if (is_server && (expect != -1 || dereg_early || gather_n > 1 || idle_ms))
-		usage(); /* -E, -D, -G and -I are the client's */
+	if (is_server && (expect != -1 || dereg_early || gather_n > 1 || idle_ms || fence_every))
+		usage(); /* -E, -D, -G, -I and -f are the client's */
 	if (dereg_early && gather_n > 1)
 		usage(); /* -D deregisters the data MR, which -G does not send from */
 

@@ -826,6 +826,21 @@ t_symptoms() {
 	((n > 0)) || fail "3% loss, yet no retransmission counted"
 	(($(sym_moved "$d" sna out_of_seq_request) + $(sym_moved "$d" sna duplicate_request) > 0)) ||
 		fail "3% loss, yet the responder saw no gap or duplicate"
+	# Every 4th READ and atomic fenced: a resent fenced one must not wait
+	# for the READs after it that were answered early (they hold their
+	# max_rd_atomic slots until it is done).
+	# (e877a8c: before it, this ran out of retries at a fenced READ within
+	# 60 batches)
+	sym_counted "-o read,faa -S 4096 -q 64 -n 60 -f 4" "rc_verify with fenced READs and atomics over a lossy link failed"
+	d=$SYM_D
+	{
+		echo "# 3% loss each way, rc_verify -o read,faa -S 4096 -q 64 -n 60 -f 4: IBV_SEND_FENCE on every 4th WQE"
+		tail -n1 /tmp/sym-cli.txt
+		echo "# counters that moved:"
+		echo "$d"
+	} | tee "$out/lossy_fence.txt"
+	(($(sym_moved "$d" snb retry_nak) + $(sym_moved "$d" snb retry_timeout) > 0)) ||
+		fail "3% loss under fenced READs, yet no retransmission counted"
 	# Loss after idle: 250 ms with nothing outstanding before each
 	# one-packet message, so each starts a new ACK timer wait, and only
 	# that timer can recover it or its lost ACK.
