@@ -1165,6 +1165,6 @@ run_test sq_poll 300 t_sq_poll
 run_test kverbs 120 t_kverbs
 run_test netns 420 t_netns
 run_test netns_exclusive 240 t_netns_exclusive
-run_test symptoms 420 t_symptoms
+run_test symptoms 600 t_symptoms
 run_test rmmod_busy 180 t_rmmod_busy
 suite_end
