@@ -66,8 +66,8 @@ static void sroce_comp_retire(struct sroce_qp *qp, struct sroce_swqe *wqe,
 		sroce_post_scq(qp, &wc);
 }
 
-/* A WQE answered with data no longer holds a max_rd_atomic slot. */
-static void sroce_comp_rd_done(struct sroce_qp *qp, struct sroce_swqe *wqe)
+/* An answered WQE, or one sent again, gives its max_rd_atomic slot back. */
+void sroce_comp_rd_done(struct sroce_qp *qp, struct sroce_swqe *wqe)
 {
 	if (wqe->rd_counted) {
 		wqe->rd_counted = false;
@@ -325,6 +325,17 @@ static int sroce_comp_read_place(struct sroce_qp *qp, struct sroce_swqe *wqe,
 				 &sge_off, pkt->skb, pkt->payload_off, len);
 }
 
+/* LAST brings all that is left from @off; any other one MTU, with more to come */
+static bool sroce_comp_read_len_ok(const struct sroce_swqe *wqe,
+				   const struct sroce_pkt *pkt, u32 off, u32 mtu)
+{
+	u32 len = pkt->h.payload_len;
+
+	if (pkt->h.info->mask & SROCE_M_LAST)
+		return off + len == wqe->length;
+	return len == mtu && off + len < wqe->length;
+}
+
 /*
  * A response past the one expected: with reordering on the path it is not
  * a loss yet.  Place it (bounded window, each PSN once) so that asking
@@ -349,9 +360,7 @@ static bool sroce_comp_read_ahead(struct sroce_qp *qp, struct sroce_swqe *wqe,
 		return false;
 	}
 	idx %= SROCE_READ_OOO_WINDOW;
-	if (test_bit(idx, c->ooo) ||
-	    ((pkt->h.info->mask & SROCE_M_LAST) ? off + len != wqe->length :
-						   len != mtu || off + len >= wqe->length))
+	if (test_bit(idx, c->ooo) || !sroce_comp_read_len_ok(wqe, pkt, off, mtu))
 		return false;
 	if (sroce_comp_read_place(qp, wqe, pkt, off, len))
 		return false;	/* the in-order copy will fail the WQE */
@@ -421,7 +430,7 @@ static bool sroce_comp_read_later(struct sroce_qp *qp, struct sroce_pkt *pkt,
 				  u32 idx)
 {
 	u32 psn = pkt->h.bth.psn, mtu = qp->mtu, len = pkt->h.payload_len;
-	u32 end = sroce_req_sent_end(qp), left, i;
+	u32 end = sroce_req_sent_end(qp), i;
 	struct sroce_comp_state *c = &qp->comp;
 	struct sroce_sq *sq = &qp->sq;
 	struct sroce_swqe *wqe = NULL;
@@ -441,9 +450,7 @@ static bool sroce_comp_read_later(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	    wqe->state != SROCE_WQE_SENT ||
 	    psn != sroce_psn_add(wqe->first_psn, wqe->rcvd / mtu))
 		return false;
-	left = wqe->length - wqe->rcvd;
-	if ((pkt->h.info->mask & SROCE_M_LAST) ? len != left :
-						 len != mtu || len >= left)
+	if (!sroce_comp_read_len_ok(wqe, pkt, wqe->rcvd, mtu))
 		return false;
 	/* a copy that fails is left to the in-order path, which fails the WQE */
 	if (sroce_comp_read_place(qp, wqe, pkt, wqe->rcvd, len))
@@ -475,7 +482,7 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 				 bool *retry)
 {
 	u32 psn = pkt->h.bth.psn, mtu = qp->mtu, len = pkt->h.payload_len;
-	u32 mask = pkt->h.info->mask, expect;
+	u32 expect;
 	struct sroce_comp_state *c = &qp->comp;
 	struct sroce_swqe *wqe;
 	bool progress;
@@ -505,9 +512,7 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			return progress;
 		goto drop;
 	}
-	if (len > wqe->length - wqe->rcvd ||
-	    ((mask & SROCE_M_LAST) ? len != wqe->length - wqe->rcvd :
-				     len != mtu))
+	if (!sroce_comp_read_len_ok(wqe, pkt, wqe->rcvd, mtu))
 		goto drop;
 	if (sroce_comp_read_place(qp, wqe, pkt, wqe->rcvd, len)) {
 		wqe->state = SROCE_WQE_DONE;

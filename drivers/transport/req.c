@@ -812,10 +812,7 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 		if (wqe->state == SROCE_WQE_DONE)
 			continue;
 		/* what is sent again is counted again as it goes */
-		if (wqe->rd_counted) {
-			wqe->rd_counted = false;
-			qp->req.rd_outstanding--;
-		}
+		sroce_comp_rd_done(qp, wqe);
 		if (!found) {
 			found = true;
 			sq->req = i;

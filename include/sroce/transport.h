@@ -86,6 +86,7 @@ void sroce_rnr_timer_fn(struct timer_list *t);
 /* completer (comp.c) */
 void sroce_comp_rcv(struct sroce_pkt *pkt);
 void sroce_comp_complete(struct sroce_qp *qp);
+void sroce_comp_rd_done(struct sroce_qp *qp, struct sroce_swqe *wqe);
 bool sroce_comp_flush_sq(struct sroce_qp *qp);
 struct sroce_swqe *sroce_comp_first_open(struct sroce_qp *qp, u32 *idx);
 
