@@ -678,6 +678,22 @@ sym_counted() { # CARGS WHY
 	sym_snap /tmp/sym-a
 	SYM_D=$(sym_delta /tmp/sym-b /tmp/sym-a)
 }
+# A sym_counted case's report in FILE: HEADER, rc_verify's last line, each
+# LINE, then the counters that moved.
+sym_report() { # FILE HEADER LINE...
+	local file=$1 header=$2
+	shift 2
+	{
+		echo "$header"
+		tail -n1 /tmp/sym-cli.txt
+		printf '%s\n' "$@"
+		echo "$SYM_D"
+	} | tee "$file"
+}
+# What netem has dropped on DEV in namespace NS so far.
+netem_dropped() { # NS DEV
+	ns "$1" "$TC" -s qdisc show dev "$2" | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | head -1
+}
 # The symptoms made with tc filters on vna's ingress (clsact is in place):
 # UDP 4791 dropped on the path (a firewall), then a path that drops big
 # frames (an MTU mismatch on the way).
@@ -779,21 +795,15 @@ sym_mr_gone() { # OUT
 sym_read_window() { # OUT
 	local out=$1 d drops n oos
 	ns "$NSA" "$TC" qdisc change dev vna root netem loss 0.3%
-	ns "$NSA" "$TC" -s qdisc show dev vna >/tmp/sym-q0.txt
+	drops=$(netem_dropped "$NSA" vna)
 	sym_counted "-o read -S 4096,65536 -q 64 -n 8" "rc_verify READ window over a lossy link failed"
 	d=$SYM_D
-	ns "$NSA" "$TC" -s qdisc show dev vna >/tmp/sym-q1.txt
-	drops=$(($(sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' /tmp/sym-q1.txt | head -1) - \
-		$(sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' /tmp/sym-q0.txt | head -1)))
+	drops=$(($(netem_dropped "$NSA" vna) - drops))
 	n=$(($(sym_moved "$d" snb retry_nak) + $(sym_moved "$d" snb retry_timeout)))
 	oos=$(sym_moved "$d" snb out_of_seq_response)
-	{
-		echo "# 0.3% loss of sna's frames only (READ responses), rc_verify -o read -S 4096,65536 -q 64 -n 8: 1024 READs"
-		tail -n1 /tmp/sym-cli.txt
-		echo "# netem's drops on vna (tc -s qdisc show dev vna): $drops"
-		echo "# counters that moved:"
-		echo "$d"
-	} | tee "$out/lossy_read_window.txt"
+	sym_report "$out/lossy_read_window.txt" \
+		"# 0.3% loss of sna's frames only (READ responses), rc_verify -o read -S 4096,65536 -q 64 -n 8: 1024 READs" \
+		"# netem's drops on vna (tc -s qdisc show dev vna): $drops" "# counters that moved:"
 	((drops > 0)) || fail "netem dropped nothing: the READ window case proves nothing"
 	((n > 0)) || fail "$drops responses lost, yet the requester never asked again"
 	# About one re-request per loss (some more: reordering between the
@@ -816,12 +826,8 @@ t_symptoms() {
 	ns "$NSB" "$TC" qdisc add dev vnb root netem loss 3%
 	sym_counted "-o send,write,read -S 1,4096,65536 -n 4" "rc_verify over a lossy link failed"
 	d=$SYM_D
-	{
-		echo "# 3% loss each way (tc qdisc add dev vna root netem loss 3%), rc_verify send,write,read"
-		tail -n1 /tmp/sym-cli.txt
-		echo "# counters that moved (rdma statistic show link sna/1 and snb/1):"
-		echo "$d"
-	} | tee "$out/lossy.txt"
+	sym_report "$out/lossy.txt" "# 3% loss each way (tc qdisc add dev vna root netem loss 3%), rc_verify send,write,read" \
+		"# counters that moved (rdma statistic show link sna/1 and snb/1):"
 	n=$(($(sym_moved "$d" snb retry_timeout) + $(sym_moved "$d" snb retry_nak) + $(sym_moved "$d" sna retry_timeout) + $(sym_moved "$d" sna retry_nak)))
 	((n > 0)) || fail "3% loss, yet no retransmission counted"
 	(($(sym_moved "$d" sna out_of_seq_request) + $(sym_moved "$d" sna duplicate_request) > 0)) ||
@@ -833,12 +839,9 @@ t_symptoms() {
 	# 60 batches)
 	sym_counted "-o read,faa -S 4096 -q 64 -n 60 -f 4" "rc_verify with fenced READs and atomics over a lossy link failed"
 	d=$SYM_D
-	{
-		echo "# 3% loss each way, rc_verify -o read,faa -S 4096 -q 64 -n 60 -f 4: IBV_SEND_FENCE on every 4th WQE"
-		tail -n1 /tmp/sym-cli.txt
-		echo "# counters that moved:"
-		echo "$d"
-	} | tee "$out/lossy_fence.txt"
+	sym_report "$out/lossy_fence.txt" \
+		"# 3% loss each way, rc_verify -o read,faa -S 4096 -q 64 -n 60 -f 4: IBV_SEND_FENCE on every 4th WQE" \
+		"# counters that moved:"
 	(($(sym_moved "$d" snb retry_nak) + $(sym_moved "$d" snb retry_timeout) > 0)) ||
 		fail "3% loss under fenced READs, yet no retransmission counted"
 	# Loss after idle: 250 ms with nothing outstanding before each
@@ -848,12 +851,9 @@ t_symptoms() {
 	ns "$NSB" "$TC" qdisc change dev vnb root netem loss 10%
 	sym_counted "-o send,write -S 64 -q 1 -n 20 -I 250 -t 30" "rc_verify with idle gaps over a lossy link failed"
 	d=$SYM_D
-	{
-		echo "# 10% loss each way, rc_verify -q 1 -I 250: 40 one-packet messages, each after 250 ms idle"
-		tail -n1 /tmp/sym-cli.txt
-		echo "# counters that moved:"
-		echo "$d"
-	} | tee "$out/lossy_idle.txt"
+	sym_report "$out/lossy_idle.txt" \
+		"# 10% loss each way, rc_verify -q 1 -I 250: 40 one-packet messages, each after 250 ms idle" \
+		"# counters that moved:"
 	(($(sym_moved "$d" snb retry_timeout) > 0)) || fail "10% loss after idle gaps, yet the ACK timer never retransmitted"
 	ns "$NSB" "$TC" qdisc del dev vnb root
 	sym_read_window "$out"
