@@ -317,8 +317,16 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		err = -EINVAL;
 		goto out;
 	}
-	/* SQD -> RTS only once the send queue has drained (10.3.1.5) */
-	if (cur == IB_QPS_SQD && new == IB_QPS_RTS && qp->sq_draining) {
+	/*
+	 * SQD -> RTS only once the send queue has drained, and SQD -> SQD
+	 * changes neither the READ/atomic depth nor the path before (10.3.1.5):
+	 * READs answered early hold their max_rd_atomic slots till the older
+	 * ones complete, and resends go where the AV says.
+	 */
+	if (cur == IB_QPS_SQD && qp->sq_draining &&
+	    (new == IB_QPS_RTS ||
+	     (new == IB_QPS_SQD &&
+	      (mask & (IB_QP_MAX_QP_RD_ATOMIC | IB_QP_AV | IB_QP_PORT))))) {
 		err = -EBUSY;
 		goto out;
 	}

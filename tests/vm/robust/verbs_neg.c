@@ -4640,6 +4640,113 @@ out:
 	pair_down(&p);
 }
 
+/* query_qp's sq_draining, -1 if the query failed */
+static int sq_draining(struct ibv_qp *qp, struct ibv_qp_attr *qa)
+{
+	struct ibv_qp_init_attr ia;
+
+	if (ibv_query_qp(qp, qa, IBV_QP_STATE | IBV_QP_MAX_QP_RD_ATOMIC |
+			 IBV_QP_AV, &ia))
+		return -1;
+	return qa->sq_draining;
+}
+
+/*
+ * SQD -> SQD (10.3.1.5): some attributes may change only once the send
+ * queue has drained, else an immediate error.  The initiator's RDMA READ
+ * and atomic depth is one (READs answered early still hold their slots)
+ * and the primary path another.  Once drained, both change.
+ */
+static void t_sqd_draining_attrs(void)
+{
+	const char *name = "sqd_draining_attrs";
+	struct ibv_qp_attr qa = {
+		.qp_state = IBV_QPS_RTS, .timeout = 0, .retry_cnt = 2,
+		.rnr_retry = 7, .sq_psn = 0x2000, .max_rd_atomic = 1,
+	};
+	struct ibv_qp_attr rst = { .qp_state = IBV_QPS_RESET }, q = {};
+	struct ibv_qp_attr sqd = { .qp_state = IBV_QPS_SQD };
+	struct pair p;
+	int r, i, d;
+
+	if (pair_alloc_cap(name, &p, cap_ok))
+		goto out;
+	r = connect_pair_rts(&p, &qa) ?: ibv_modify_qp(p.b, &rst, IBV_QP_STATE);
+	if (r) {
+		failf(name, "setup: connecting the pair (a: timeout 0) and b -> RESET failed: %s",
+		      errname(r));
+		goto out;
+	}
+	/* nothing outstanding: the drain is over at once */
+	r = ibv_modify_qp(p.a, &sqd, IBV_QP_STATE);
+	for (i = 0; !r && i < 100 && sq_draining(p.a, &q) != 0; i++)
+		usleep(10000);
+	if (r || i == 100) {
+		failf(name, "an idle QP's RTS -> SQD: got %s, sq_draining %d after 1 s; expected 0, 0",
+		      errname(r), q.sq_draining);
+		goto out;
+	}
+	sqd.max_rd_atomic = 4;
+	r = ibv_modify_qp(p.a, &sqd, IBV_QP_STATE | IBV_QP_MAX_QP_RD_ATOMIC);
+	d = sq_draining(p.a, &q);
+	if (r || d || q.max_rd_atomic != 4) {
+		failf(name, "drained SQD -> SQD with max_rd_atomic 4: got %s, then max_rd_atomic %u, sq_draining %d; expected 0, 4, 0",
+		      errname(r), q.max_rd_atomic, d);
+		goto out;
+	}
+	sqd.ah_attr = q.ah_attr;
+	r = ibv_modify_qp(p.a, &sqd, IBV_QP_STATE | IBV_QP_AV);
+	if (r) {
+		failf(name, "drained SQD -> SQD with the same AV: got %s, expected 0",
+		      errname(r));
+		goto out;
+	}
+	qa.qp_state = IBV_QPS_RTS;
+	r = ibv_modify_qp(p.a, &qa, IBV_QP_STATE);
+	if (r) {
+		failf(name, "SQD -> RTS: got %s, expected 0", errname(r));
+		goto out;
+	}
+	/* b in RESET drops it unanswered; timeout 0 waits for ever */
+	if (post_rdma1(p.a, 51, IBV_WR_RDMA_WRITE, p.bufa, 64, p.mra->lkey,
+		       p.bufb + 4096, p.mrb->rkey)) {
+		failf(name, "post WRITE: %s", strerror(errno));
+		goto out;
+	}
+	sqd.qp_state = IBV_QPS_SQD;
+	r = ibv_modify_qp(p.a, &sqd, IBV_QP_STATE);
+	usleep(100000);
+	if (r || sq_draining(p.a, &q) != 1) {
+		failf(name, "RTS -> SQD with a WRITE unanswered: got %s, sq_draining %d; expected 0, 1",
+		      errname(r), q.sq_draining);
+		goto out;
+	}
+	sqd.max_rd_atomic = 2;
+	r = ibv_modify_qp(p.a, &sqd, IBV_QP_STATE | IBV_QP_MAX_QP_RD_ATOMIC);
+	d = sq_draining(p.a, &q);
+	if (r != EBUSY || d != 1 || q.max_rd_atomic != 4) {
+		failf(name, "draining SQD -> SQD with max_rd_atomic 2: got %s, then max_rd_atomic %u, sq_draining %d; expected EBUSY, 4, 1",
+		      errname(r), q.max_rd_atomic, d);
+		goto out;
+	}
+	r = ibv_modify_qp(p.a, &sqd, IBV_QP_STATE | IBV_QP_AV);
+	if (r != EBUSY) {
+		failf(name, "draining SQD -> SQD with an AV: got %s, expected EBUSY",
+		      errname(r));
+		goto out;
+	}
+	/* what the drain does not depend on still changes */
+	sqd.retry_cnt = 3;
+	r = ibv_modify_qp(p.a, &sqd, IBV_QP_STATE | IBV_QP_RETRY_CNT);
+	if (r || qp_state(p.a) != IBV_QPS_SQD)
+		failf(name, "draining SQD -> SQD with retry_cnt 3: got %s, state %s; expected 0, SQD",
+		      errname(r), qps(qp_state(p.a)));
+	else
+		pass(name);
+out:
+	pair_down(&p);
+}
+
 static void t_mw(void)
 {
 	t_mw_advertised();
@@ -5184,6 +5291,7 @@ int main(int argc, char **argv)
 	t_unsignaled();
 	t_ackreq();
 	t_ack_timeout_set();
+	t_sqd_draining_attrs();
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
