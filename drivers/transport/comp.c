@@ -139,6 +139,7 @@ bool sroce_comp_flush_sq(struct sroce_qp *qp)
 			more = true;
 			break;
 		}
+		sroce_comp_rd_done(qp, wqe);
 		if (qp->comp.fail_pending) {
 			/* the failure sroce_comp_complete() held back */
 			qp->comp.fail_pending = false;
@@ -159,7 +160,6 @@ bool sroce_comp_flush_sq(struct sroce_qp *qp)
 		qp->comp.flush_err = qp->type == IB_QPT_RC;
 	}
 	sq->req = sq->comp;
-	qp->req.rd_outstanding = 0;
 	return more;
 }
 
