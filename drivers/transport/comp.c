@@ -57,7 +57,7 @@ static void sroce_comp_retire(struct sroce_qp *qp, struct sroce_swqe *wqe,
 		.port_num = 1,
 	};
 
-	wqe->rd_counted = false;
+	sroce_comp_rd_done(qp, wqe);
 	/* release: post_send reuses the slot once it sees comp move */
 	smp_store_release(&sq->comp, sq->comp + 1);
 	if (qp->user)
@@ -139,7 +139,6 @@ bool sroce_comp_flush_sq(struct sroce_qp *qp)
 			more = true;
 			break;
 		}
-		sroce_comp_rd_done(qp, wqe);
 		if (qp->comp.fail_pending) {
 			/* the failure sroce_comp_complete() held back */
 			qp->comp.fail_pending = false;
