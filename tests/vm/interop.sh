@@ -55,17 +55,6 @@ relink_mtu() {
 # SRV_IP is the server's IPv4 (10.0.0.N); SRV_IP6 its IPv6; PORT a fresh port.
 _port=19000
 
-_kill_wait() { # PID: TERM, then KILL; fail if it does not go away (stuck in the kernel)
-	local pid=$1
-	kill -TERM "$pid" 2>/dev/null || return 0
-	wait_for 10 bash -c "! kill -0 $pid" && return 0
-	kill -KILL "$pid" 2>/dev/null
-	wait_for 20 bash -c "! kill -0 $pid" && return 0
-	echo "process $pid did not die after SIGKILL: state $(awk '{ print $3 }' /proc/"$pid"/stat 2>/dev/null)"
-	cat /proc/"$pid"/stack 2>/dev/null || true
-	return 1
-}
-
 cm_listening() { "$RDMA" res show cm_id 2>/dev/null | grep -E "state LISTEN" | grep -qE "[:.]$1( |\$)"; }
 
 _pair_body() { # ROLE NAME TMO SPEC ARGS...
@@ -104,32 +93,9 @@ _pair_body() { # ROLE NAME TMO SPEC ARGS...
 		}
 		post "ready.$name" ok
 		echo "[$(now)] server ready"
-		# Wait for the server to finish; once the client side is done, give it a
-		# grace period, then kill it (a server waiting for a peer that gave up).
-		local grace=
-		rc=
-		while kill -0 "$pid" 2>/dev/null; do
-			if [[ -z $grace ]] && peer_posted "done.$name"; then
-				grace=$(($(date +%s) + 15))
-			fi
-			if [[ -n $grace ]] && (($(date +%s) >= grace)); then
-				echo "server still running 15s after the client finished: killing it"
-				_kill_wait "$pid" || { cat "$out"; fail "server: unkillable after the client finished (stuck in the kernel?)"; }
-				rc=killed
-				break
-			fi
-			if (($(date +%s) >= t_end)); then
-				echo "server still running at the test deadline: killing it"
-				_kill_wait "$pid" || { cat "$out"; fail "server: unkillable at deadline (stuck in the kernel?)"; }
-				rc=timeout
-				break
-			fi
-			sleep 0.2
-		done
-		if [[ -z $rc ]]; then
-			rc=0
-			wait "$pid" || rc=$?
-		fi
+		# a server waiting for a client that gave up is killed 15 s after it
+		srv_wait "$pid" "$name" "$t_end" "$out"
+		rc=$SRV_RC
 	else
 		if ! wait_peer "ready.$name" $((t_end - $(date +%s))); then
 			peer_gone && fail "client: peer VM gone ($(cat "$SYNC/in/PEER_GONE"))"

@@ -40,6 +40,55 @@ peer_posted() { [[ -e $SYNC/in/$1 || -e $SYNC/in/PEER_GONE ]]; }
 peer_gone() { [[ -e $SYNC/in/PEER_GONE ]]; }
 wait_peer() { wait_for "$2" peer_posted "$1" && ! peer_gone; }
 
+# A sleep that forks nothing: under TCG a fork every 0.2 s beside a test
+# takes a tenth of a CPU from it.  read times out on a pipe nobody writes.
+exec {_NAP_FD}<> <(:)
+nap() { # SECS (a read that fails at once falls back to sleep)
+	local rc=0
+	read -rt "$1" -u "$_NAP_FD" _ || rc=$?
+	((rc > 128)) || sleep "$1"
+}
+
+_kill_wait() { # PID: TERM, then KILL; fail if it does not go away (stuck in the kernel)
+	local pid=$1
+	kill -TERM "$pid" 2>/dev/null || return 0
+	wait_for 10 bash -c "! kill -0 $pid" && return 0
+	kill -KILL "$pid" 2>/dev/null
+	wait_for 20 bash -c "! kill -0 $pid" && return 0
+	echo "process $pid did not die after SIGKILL: state $(awk '{ print $3 }' /proc/"$pid"/stat 2>/dev/null)"
+	cat /proc/"$pid"/stack 2>/dev/null || true
+	return 1
+}
+# Wait for a pair test's server PID to end: SRV_RC is its exit status,
+# "killed" if it still runs 15 s after the client posted done.NAME, or
+# "timeout" at T_END (seconds since the epoch); fail if it will not die
+# (its output OUT printed first).
+srv_wait() { # PID NAME T_END OUT
+	local pid=$1 name=$2 out=$4 end grace=
+	end=$((SECONDS + $3 - $(date +%s)))
+	SRV_RC=
+	while kill -0 "$pid" 2>/dev/null; do
+		if [[ -z $grace ]] && peer_posted "done.$name"; then
+			grace=$((SECONDS + 15))
+		fi
+		if [[ -n $grace ]] && ((SECONDS >= grace)); then
+			echo "server still running 15s after the client finished: killing it"
+			_kill_wait "$pid" || { cat "$out"; fail "server: unkillable after the client finished (stuck in the kernel?)"; }
+			SRV_RC=killed
+			return 0
+		fi
+		if ((SECONDS >= end)); then
+			echo "server still running at the test deadline: killing it"
+			_kill_wait "$pid" || { cat "$out"; fail "server: unkillable at deadline (stuck in the kernel?)"; }
+			SRV_RC=timeout
+			return 0
+		fi
+		nap 0.2
+	done
+	SRV_RC=0
+	wait "$pid" || SRV_RC=$?
+}
+
 # lib.sh's ensure_link, always waiting for this side's IPv4 GID; its index
 # goes to GIDX and /tmp/iop-gidx (read by the pair tests' subshells).
 GIDX=

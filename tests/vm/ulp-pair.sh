@@ -54,13 +54,13 @@ tgt_left() { # seconds to A's deadline, at least 1
 wait_peer_any() { # SECS KEY...: the first of the keys the peer posts (or none)
 	local secs=$1 end k
 	shift
-	end=$(($(date +%s) + secs))
-	while (($(date +%s) < end)); do
+	end=$((SECONDS + secs))
+	while ((SECONDS < end)); do
 		for k; do
 			[[ -e $SYNC/in/$k ]] && { echo "$k"; return 0; }
 		done
 		peer_gone && return 1
-		sleep 0.3
+		nap 0.3
 	done
 	return 1
 }
