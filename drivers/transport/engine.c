@@ -59,6 +59,7 @@ void sroce_qp_fail(struct sroce_qp *qp, enum ib_event_type ev)
 	sroce_qp_dbg(qp, "state %d to ERR%s%s\n", qp->state,
 		     ev ? ": " : "", ev ? ib_event_msg(ev) : "");
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	qp->sq_draining = false;
 	if (ev && !qp->nt.qp_event)
 		qp->nt.qp_event = ev;
 	sroce_qp_sched(qp);
@@ -314,6 +315,21 @@ static bool sroce_engine_flush(struct sroce_qp *qp)
 	return more;
 }
 
+/*
+ * Every WQE that was started has retired: the oldest left, if any, never
+ * started.  Not sq->req: after a rewind it may rest on a WQE answered
+ * since, with started ones after it still to be sent again.
+ */
+static bool sroce_sq_drained(struct sroce_qp *qp)
+{
+	struct sroce_sq *sq = &qp->sq;
+	struct sroce_swqe *wqe = &sq->kwqe[sq->comp & (sq->slots - 1)];
+
+	/* acquire: a kernel poster's WQE is visible once head shows it */
+	return sq->comp == smp_load_acquire(&sq->head) ||
+	       (!wqe->npkts && wqe->state != SROCE_WQE_DONE);
+}
+
 /* One bounded pass.  Returns true when work is left that nothing else
  * will schedule (budget exhausted).
  */
@@ -372,7 +388,7 @@ static bool sroce_engine_pass(struct sroce_qp *qp)
 	/* SQD: every message started before it has completed (C10-36) */
 	if (qp->state == IB_QPS_SQD && qp->sq_draining) {
 		sroce_req_probe(qp);	/* an unasked tail must not wait */
-		if (qp->sq.comp == sroce_req_sent_end(qp)) {
+		if (sroce_sq_drained(qp)) {
 			qp->sq_draining = false;
 			qp->nt.sq_drained = qp->sqd_notify;
 		}

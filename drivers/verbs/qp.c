@@ -317,6 +317,9 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		err = -EINVAL;
 		goto out;
 	}
+	err = sroce_qp_check_attr(qp, attr, mask);
+	if (err)
+		goto out;
 	/*
 	 * SQD -> RTS only once the send queue has drained, and SQD -> SQD
 	 * changes neither the READ/atomic depth nor the path before (10.3.1.5):
@@ -330,9 +333,6 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		err = -EBUSY;
 		goto out;
 	}
-	err = sroce_qp_check_attr(qp, attr, mask);
-	if (err)
-		goto out;
 	if (mask & IB_QP_AV) {
 		err = sroce_av_from_attr(sdev, &av, &attr->ah_attr);
 		if (err)

@@ -4666,6 +4666,7 @@ static void t_sqd_draining_attrs(void)
 	};
 	struct ibv_qp_attr rst = { .qp_state = IBV_QPS_RESET }, q = {};
 	struct ibv_qp_attr sqd = { .qp_state = IBV_QPS_SQD };
+	struct ibv_qp_init_attr ia;
 	struct pair p;
 	int r, i, d;
 
@@ -4713,9 +4714,17 @@ static void t_sqd_draining_attrs(void)
 		failf(name, "post WRITE: %s", strerror(errno));
 		goto out;
 	}
+	/* on the wire before SQD, or SQD would not start it (C10-35) */
+	for (i = 0; i < 100 && (ibv_query_qp(p.a, &q, IBV_QP_SQ_PSN, &ia) ||
+				q.sq_psn != 0x2001); i++)
+		usleep(10000);
+	if (i == 100) {
+		failf(name, "the WRITE did not leave within 1 s: sq_psn 0x%x, expected 0x2001",
+		      q.sq_psn);
+		goto out;
+	}
 	sqd.qp_state = IBV_QPS_SQD;
 	r = ibv_modify_qp(p.a, &sqd, IBV_QP_STATE);
-	usleep(100000);
 	if (r || sq_draining(p.a, &q) != 1) {
 		failf(name, "RTS -> SQD with a WRITE unanswered: got %s, sq_draining %d; expected 0, 1",
 		      errname(r), q.sq_draining);
