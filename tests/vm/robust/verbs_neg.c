@@ -4569,6 +4569,42 @@ out:
 }
 
 /*
+ * a in RTS with local ACK timeout 0 (infinite) and retry_cnt 2, b in RESET,
+ * which drops everything unanswered: what a sends stays outstanding for
+ * ever.  @qa gets a's RTS attributes.  0, or -1 after failf().
+ */
+static int pair_deaf_peer(const char *name, struct pair *p,
+			  struct ibv_qp_attr *qa)
+{
+	struct ibv_qp_attr rst = { .qp_state = IBV_QPS_RESET };
+	int r;
+
+	*qa = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTS, .timeout = 0, .retry_cnt = 2,
+		.rnr_retry = 7, .sq_psn = 0x2000, .max_rd_atomic = 1,
+	};
+	if (pair_alloc(name, p))
+		return -1;
+	r = connect_pair_rts(p, qa) ?: ibv_modify_qp(p->b, &rst, IBV_QP_STATE);
+	if (r) {
+		failf(name, "setup: connecting the pair (a: timeout 0) and b -> RESET failed: %s",
+		      errname(r));
+		return -1;
+	}
+	return 0;
+}
+
+/* a 64 B WRITE from a to b, wr_id @id: 0, or -1 after failf() */
+static int post_deaf_write(const char *name, struct pair *p, uint64_t id)
+{
+	if (!post_rdma1(p->a, id, IBV_WR_RDMA_WRITE, p->bufa, 64,
+			p->mra->lkey, p->bufb + 4096, p->mrb->rkey))
+		return 0;
+	failf(name, "post WRITE: %s", strerror(errno));
+	return -1;
+}
+
+/*
  * Local ACK timeout 0 is infinite: a WRITE to a peer in RESET (which drops
  * it unanswered) neither completes nor counts a timeout.  A timeout set
  * SQD -> SQD, with the WRITE still outstanding, applies to it: the WRITE
@@ -4577,30 +4613,17 @@ out:
 static void t_ack_timeout_set(void)
 {
 	const char *name = "ack_timeout_set_in_sqd";
-	struct ibv_qp_attr qa = {
-		.qp_state = IBV_QPS_RTS, .timeout = 0, .retry_cnt = 2,
-		.rnr_retry = 7, .sq_psn = 0x2000, .max_rd_atomic = 1,
-	};
-	struct ibv_qp_attr rst = { .qp_state = IBV_QPS_RESET };
+	struct ibv_qp_attr qa;
 	struct ibv_wc wc;
 	struct pair p;
 	long rto0, rto1;
 	int r;
 
-	if (pair_alloc_cap(name, &p, cap_ok))
+	if (pair_deaf_peer(name, &p, &qa))
 		goto out;
-	r = connect_pair_rts(&p, &qa) ?: ibv_modify_qp(p.b, &rst, IBV_QP_STATE);
-	if (r) {
-		failf(name, "setup: connecting the pair (a: timeout 0) and b -> RESET failed: %s",
-		      errname(r));
-		goto out;
-	}
 	rto0 = ackreq_counter("retry_timeout");
-	if (post_rdma1(p.a, 41, IBV_WR_RDMA_WRITE, p.bufa, 64, p.mra->lkey,
-		       p.bufb + 4096, p.mrb->rkey)) {
-		failf(name, "post WRITE: %s", strerror(errno));
+	if (post_deaf_write(name, &p, 41))
 		goto out;
-	}
 	/* 10 times the shortest timer (100 ms): none may run with timeout 0 */
 	r = poll1(p.cqa, &wc, 1000);
 	rto1 = ackreq_counter("retry_timeout");
@@ -4660,24 +4683,14 @@ static int sq_draining(struct ibv_qp *qp, struct ibv_qp_attr *qa)
 static void t_sqd_draining_attrs(void)
 {
 	const char *name = "sqd_draining_attrs";
-	struct ibv_qp_attr qa = {
-		.qp_state = IBV_QPS_RTS, .timeout = 0, .retry_cnt = 2,
-		.rnr_retry = 7, .sq_psn = 0x2000, .max_rd_atomic = 1,
-	};
-	struct ibv_qp_attr rst = { .qp_state = IBV_QPS_RESET }, q = {};
+	struct ibv_qp_attr qa, q = {};
 	struct ibv_qp_attr sqd = { .qp_state = IBV_QPS_SQD };
 	struct ibv_qp_init_attr ia;
 	struct pair p;
 	int r, i, d;
 
-	if (pair_alloc_cap(name, &p, cap_ok))
+	if (pair_deaf_peer(name, &p, &qa))
 		goto out;
-	r = connect_pair_rts(&p, &qa) ?: ibv_modify_qp(p.b, &rst, IBV_QP_STATE);
-	if (r) {
-		failf(name, "setup: connecting the pair (a: timeout 0) and b -> RESET failed: %s",
-		      errname(r));
-		goto out;
-	}
 	/* nothing outstanding: the drain is over at once */
 	r = ibv_modify_qp(p.a, &sqd, IBV_QP_STATE);
 	for (i = 0; !r && i < 100 && sq_draining(p.a, &q) != 0; i++)
@@ -4709,11 +4722,8 @@ static void t_sqd_draining_attrs(void)
 		goto out;
 	}
 	/* b in RESET drops it unanswered; timeout 0 waits for ever */
-	if (post_rdma1(p.a, 51, IBV_WR_RDMA_WRITE, p.bufa, 64, p.mra->lkey,
-		       p.bufb + 4096, p.mrb->rkey)) {
-		failf(name, "post WRITE: %s", strerror(errno));
+	if (post_deaf_write(name, &p, 51))
 		goto out;
-	}
 	/* on the wire before SQD, or SQD would not start it (C10-35) */
 	for (i = 0; i < 100 && (ibv_query_qp(p.a, &q, IBV_QP_SQ_PSN, &ia) ||
 				q.sq_psn != 0x2001); i++)
