@@ -58,7 +58,7 @@ _port=19000
 cm_listening() { "$RDMA" res show cm_id 2>/dev/null | grep -E "state LISTEN" | grep -qE "[:.]$1( |\$)"; }
 
 _pair_body() { # ROLE NAME TMO SPEC ARGS...
-	local role=$1 name=$2 tmo=$3 spec=$4 t_end pid rc out end
+	local role=$1 name=$2 tmo=$3 spec=$4 t_end rc out
 	shift 4
 	t_end=$(($(date +%s) + tmo - 8))
 	[[ -n ${IOP_TRACE:-} && $name =~ $IOP_TRACE ]] && set -x
@@ -67,49 +67,8 @@ _pair_body() { # ROLE NAME TMO SPEC ARGS...
 	SKIP_RC='' SKIP_GREP=''
 	"$spec" "$role" "$@"
 	out=$RESULTS/tests/$name.$role.out
-	echo "[$(now)] $role ($DRV on $(uname -r)): ${CMD[*]}"
-	if [[ $role == srv ]]; then
-		stdbuf -oL -eL "${CMD[@]}" >"$out" 2>&1 &
-		pid=$!
-		case $READY in
-		tcp:*) wait_port "${READY#tcp:}" 40 ;;
-		cm:*) wait_for 40 cm_listening "${READY#cm:}" ;;
-		out:*) wait_for 40 grep -qE "${READY#out:}" "$out" ;;
-		fn:*)
-			local fn
-			read -ra fn <<<"${READY#fn:}"
-			wait_for 40 "${fn[0]}" "$out" "${fn[@]:1}"
-			;;
-		none) sleep 1 ;;
-		esac || {
-			post "ready.$name" fail
-			cat "$out"
-			fail "server: not ready after 40s (${READY})"
-		}
-		kill -0 "$pid" 2>/dev/null || {
-			post "ready.$name" fail
-			cat "$out"
-			fail "server: exited before becoming ready"
-		}
-		post "ready.$name" ok
-		echo "[$(now)] server ready"
-		# a server waiting for a client that gave up is killed 15 s after it
-		srv_wait "$pid" "$name" "$t_end" "$out"
-		rc=$SRV_RC
-	else
-		if ! wait_peer "ready.$name" $((t_end - $(date +%s))); then
-			peer_gone && fail "client: peer VM gone ($(cat "$SYNC/in/PEER_GONE"))"
-			fail "client: server side never became ready"
-		fi
-		echo "[$(now)] server side ready"
-		if [[ $(cat "$SYNC/in/ready.$name") != ok ]]; then
-			fail "client: server side failed to start (see peer's log)"
-		fi
-		rc=$((t_end - $(date +%s) - 2))
-		((rc >= 5)) || rc=5
-		timeout -k 5 "$rc" stdbuf -oL -eL "${CMD[@]}" >"$out" 2>&1 && rc=0 || rc=$?
-		((rc == 124)) && rc=timeout
-	fi
+	pair_exchange "$role" "$name" "$t_end" "$out"
+	rc=$PAIR_RC
 	post "done.$name" "$rc"
 	echo "[$(now)] --- $role output (exit $rc):"
 	cat "$out"

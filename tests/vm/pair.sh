@@ -89,6 +89,65 @@ srv_wait() { # PID NAME T_END OUT
 	wait "$pid" || SRV_RC=$?
 }
 
+# This side of test NAME runs CMD (set by the test's spec): the server in
+# the background until READY holds, then to its end (srv_wait); the client
+# once the server side is ready, bounded by T_END. PAIR_RC gets 0, the exit
+# status, "killed" or "timeout"; PAIR_TS the time (date +%s.%N) the server
+# started or the client found the server ready.
+pair_exchange() { # ROLE NAME T_END OUT
+	local role=$1 name=$2 t_end=$3 out=$4 pid tmo
+	echo "[$(now)] $role ($DRV on $(uname -r)): ${CMD[*]}"
+	PAIR_TS=$(date +%s.%N)
+	if [[ $role == srv ]]; then
+		stdbuf -oL -eL "${CMD[@]}" >"$out" 2>&1 &
+		pid=$!
+		case $READY in
+		tcp:*) wait_port "${READY#tcp:}" 40 ;;
+		cm:*) wait_for 40 cm_listening "${READY#cm:}" ;;
+		out:*) wait_for 40 grep -qE "${READY#out:}" "$out" ;;
+		fn:*)
+			local fn
+			read -ra fn <<<"${READY#fn:}"
+			wait_for 40 "${fn[0]}" "$out" "${fn[@]:1}"
+			;;
+		none) sleep 1 ;;
+		esac || {
+			post "ready.$name" fail
+			cat "$out"
+			fail "server: not ready after 40s (${READY})"
+		}
+		kill -0 "$pid" 2>/dev/null || {
+			post "ready.$name" fail
+			cat "$out"
+			fail "server: exited before becoming ready"
+		}
+		post "ready.$name" ok
+		echo "[$(now)] server ready"
+		# a server waiting for a client that gave up is killed 15 s after it
+		srv_wait "$pid" "$name" "$t_end" "$out"
+		PAIR_RC=$SRV_RC
+		return 0
+	fi
+	if ! wait_peer "ready.$name" $((t_end - $(date +%s))); then
+		peer_gone && fail "client: peer VM gone ($(cat "$SYNC/in/PEER_GONE"))"
+		fail "client: server side never became ready"
+	fi
+	echo "[$(now)] server side ready"
+	if [[ $(cat "$SYNC/in/ready.$name") != ok ]]; then
+		fail "client: server side failed to start (see peer's log)"
+	fi
+	PAIR_TS=$(date +%s.%N)
+	tmo=$((t_end - $(date +%s) - 2))
+	((tmo >= 5)) || tmo=5
+	PAIR_RC=0
+	timeout -k 5 "$tmo" stdbuf -oL -eL "${CMD[@]}" >"$out" 2>&1 || PAIR_RC=$?
+	# 137: timeout's KILL, 5 s after its TERM went unheeded
+	if [[ $PAIR_RC == 124 || $PAIR_RC == 137 ]]; then
+		PAIR_RC=timeout
+	fi
+	return 0
+}
+
 # lib.sh's ensure_link, always waiting for this side's IPv4 GID; its index
 # goes to GIDX and /tmp/iop-gidx (read by the pair tests' subshells).
 GIDX=

@@ -79,7 +79,7 @@ RE_RNR='rnr'
 _port=19000
 
 _pair_body() { # ROLE NAME TMO SPEC ARGS...
-	local role=$1 name=$2 tmo=$3 spec=$4 t_end pid rc out c0 c1 ts te
+	local role=$1 name=$2 tmo=$3 spec=$4 t_end rc out c0 c1 ts te
 	shift 4
 	t_end=$(($(date +%s) + tmo - 8))
 	[[ -n ${IOP_TRACE:-} && $name =~ $IOP_TRACE ]] && set -x
@@ -89,44 +89,8 @@ _pair_body() { # ROLE NAME TMO SPEC ARGS...
 	out=$RESULTS/tests/$name.$role.out
 	c0=/tmp/cnt.$name.0 c1=/tmp/cnt.$name.1
 	cnt_snap "$c0"
-	echo "[$(now)] $role ($DRV on $(uname -r)): ${CMD[*]}"
-	ts=$(date +%s.%N)
-	if [[ $role == srv ]]; then
-		stdbuf -oL -eL "${CMD[@]}" >"$out" 2>&1 &
-		pid=$!
-		case $READY in
-		tcp:*) wait_port "${READY#tcp:}" 40 ;;
-		none) sleep 1 ;;
-		esac || {
-			post "ready.$name" fail
-			cat "$out"
-			fail "server: not ready after 40s (${READY})"
-		}
-		kill -0 "$pid" 2>/dev/null || {
-			post "ready.$name" fail
-			cat "$out"
-			fail "server: exited before becoming ready"
-		}
-		post "ready.$name" ok
-		echo "[$(now)] server ready"
-		# a server waiting for a client that gave up is killed 15 s after it
-		srv_wait "$pid" "$name" "$t_end" "$out"
-		rc=$SRV_RC
-	else
-		if ! wait_peer "ready.$name" $((t_end - $(date +%s))); then
-			peer_gone && fail "client: peer VM gone ($(cat "$SYNC/in/PEER_GONE"))"
-			fail "client: server side never became ready"
-		fi
-		echo "[$(now)] server side ready"
-		if [[ $(cat "$SYNC/in/ready.$name") != ok ]]; then
-			fail "client: server side failed to start (see peer's log)"
-		fi
-		ts=$(date +%s.%N)
-		rc=$((t_end - $(date +%s) - 2))
-		((rc >= 5)) || rc=5
-		timeout -k 5 "$rc" stdbuf -oL -eL "${CMD[@]}" >"$out" 2>&1 && rc=0 || rc=$?
-		((rc == 124 || rc == 137)) && rc=timeout
-	fi
+	pair_exchange "$role" "$name" "$t_end" "$out"
+	rc=$PAIR_RC ts=$PAIR_TS
 	te=$(date +%s.%N)
 	local secs
 	secs=$(awk -v a="$ts" -v b="$te" 'BEGIN { printf "%.1f", b - a }')
