@@ -505,16 +505,22 @@ static bool sroce_syscall_may_run(const struct sroce_qp *qp)
  * here and now, as the wire would have delivered them.  A request and its
  * response then cost no worker wakeup.  The chain is bounded; a peer that
  * is busy elsewhere, past the bound, or not ours to run from a syscall
- * (@syscall) is queued instead.
+ * (@syscall) is queued instead.  With @rest, the peer past the bound is
+ * left there, with its reference, for the caller to run next.
  */
-void sroce_engine_chain(struct sroce_qp *next, bool syscall)
+void sroce_engine_chain(struct sroce_qp *next, bool syscall,
+			struct sroce_qp **rest)
 {
 	int hops = SROCE_HANDOFF_HOPS;
 
 	while (next) {
 		struct sroce_qp *qp = next;
 
-		if (hops-- <= 0 || (syscall && !sroce_syscall_may_run(qp))) {
+		if (hops-- <= 0 && rest) {
+			*rest = qp;
+			return;
+		}
+		if (hops < 0 || (syscall && !sroce_syscall_may_run(qp))) {
 			sroce_qp_sched(qp);
 			sroce_qp_put(qp);
 			return;
@@ -539,7 +545,7 @@ static void sroce_engine_work(struct work_struct *work)
 
 	sroce_qp_count(qp, SROCE_CNT_WORKER_PASS);
 	mutex_lock(&qp->eng_lock);
-	sroce_engine_chain(sroce_engine_run(qp), false);
+	sroce_engine_chain(sroce_engine_run(qp), false, NULL);
 }
 
 /*
@@ -573,7 +579,7 @@ void sroce_qp_kick(struct sroce_qp *qp)
 	if (!sroce_engine_trylock(qp))
 		return;
 run:
-	sroce_engine_chain(sroce_engine_run(qp), true);
+	sroce_engine_chain(sroce_engine_run(qp), true, NULL);
 }
 
 void sroce_retrans_timer_fn(struct timer_list *t)

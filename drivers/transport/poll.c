@@ -90,7 +90,7 @@ static void sroce_sq_poll_back_off(struct sroce_qp *qp)
 static void sroce_sq_poll_work(struct work_struct *work)
 {
 	struct sroce_qp *qp = container_of(work, struct sroce_qp, poll_work);
-	struct sroce_qp *next;
+	struct sroce_qp *next, *rest = NULL;
 	u64 now, last = local_clock(), look = last, start = last;
 	unsigned int spins = 0;
 	bool owed = false;
@@ -98,14 +98,28 @@ static void sroce_sq_poll_work(struct work_struct *work)
 	WRITE_ONCE(qp->poll_taken, 0);
 	WRITE_ONCE(qp->poll_seen, last);
 	for (;;) {
-		if (owed || test_bit(SROCE_QPEV_KICK, &qp->events)) {
+		/*
+		 * A stream of requests and responses (atomics, READs) chains
+		 * on past the hop bound: the peer left over is run here on
+		 * the next turn, not queued to a worker that would take
+		 * turns with us on this CPU or with the poster on its own.
+		 */
+		if (rest) {
+			next = rest;
+			rest = NULL;
+			sroce_qp_count(qp, SROCE_CNT_SQ_POLL_CHAINED);
+			WRITE_ONCE(qp->poll_seen, U64_MAX);
+			sroce_engine_chain(next, false, &rest);
+			last = look = local_clock();
+			WRITE_ONCE(qp->poll_seen, last);
+		} else if (owed || test_bit(SROCE_QPEV_KICK, &qp->events)) {
 			/* whoever holds eng_lock meanwhile sees the KICKs */
 			WRITE_ONCE(qp->poll_seen, U64_MAX);
 			mutex_lock(&qp->eng_lock);
 			next = sroce_engine_run_owed(qp, &owed);
 			last = local_clock();
 			WRITE_ONCE(qp->poll_seen, last);
-			sroce_engine_chain(next, false);
+			sroce_engine_chain(next, false, &rest);
 			look = local_clock();
 		}
 		if (READ_ONCE(qp->dying) || READ_ONCE(qp->state) != IB_QPS_RTS)
@@ -128,7 +142,7 @@ static void sroce_sq_poll_work(struct work_struct *work)
 			sroce_sq_poll_back_off(qp);
 			break;
 		}
-		if (!owed && now - last > sroce_sq_poll_window_ns()) {
+		if (!owed && !rest && now - last > sroce_sq_poll_window_ns()) {
 			/* too few doorbells came to it: a ping-pong, not a stream */
 			if (READ_ONCE(qp->poll_taken) < SROCE_SQ_POLL_MIN_TAKEN)
 				sroce_sq_poll_back_off(qp);
@@ -144,6 +158,10 @@ static void sroce_sq_poll_work(struct work_struct *work)
 		look = now;
 		WRITE_ONCE(qp->poll_seen, now);
 		cpu_relax();
+	}
+	if (rest) {
+		sroce_qp_sched(rest);
+		sroce_qp_put(rest);
 	}
 	WRITE_ONCE(qp->poll_seen, 0);
 	clear_bit_unlock(0, &qp->poll_active);	/* after the backoff and seen */

@@ -68,7 +68,8 @@ static inline void sroce_assert_engine(struct sroce_qp *qp)
 
 /* passes outside engine.c: the send queue poller (poll.c) */
 struct sroce_qp *sroce_engine_run_owed(struct sroce_qp *qp, bool *owed);
-void sroce_engine_chain(struct sroce_qp *next, bool syscall);
+void sroce_engine_chain(struct sroce_qp *next, bool syscall,
+			struct sroce_qp **rest);
 
 /* requester (req.c) */
 bool sroce_req_run(struct sroce_qp *qp, int *budget);

@@ -1002,7 +1002,7 @@ _qpc_cleanup() {
 # under the poller) leaves a clean kernel and a working device.
 sqp_past() { (($(counter sq_poll_doorbells) > $1)); }
 t_sq_poll() {
-	local p=/sys/module/$MOD/parameters/sq_poll_us s0 d0 s1 d1 d2 s2 s3 gidx spid cpid
+	local p=/sys/module/$MOD/parameters/sq_poll_us s0 d0 s1 d1 d2 s2 s3 b1 b2 c1 c2 n gidx spid cpid
 	[[ $SROCE_DRV == sroce ]] || skip "sroce's module parameter"
 	(($(nproc) > 1)) || skip "one CPU: no other CPU to poll on"
 	ensure_link
@@ -1015,6 +1015,17 @@ t_sq_poll() {
 	s1=$(counter sq_poll_starts) d1=$(counter sq_poll_doorbells)
 	info "rc_verify $(rcv_ok_field ops) WQEs: sq_poll_starts +$((s1 - s0)), sq_poll_doorbells +$((d1 - d0))"
 	((d1 - d0 > 0)) || fail "no doorbell went to a poller (sq_poll_starts +$((s1 - s0)))"
+	# An atomic stream: requests and responses chain on past the hop
+	# bound, and the poller runs the rest itself; queued to workers, they
+	# kept it off its CPU until it gave way.
+	b1=$(counter sq_poll_backoffs) c1=$(counter sq_poll_chained)
+	rcv_pair "" "-o faa,cas -S 8 -n 400 -q 64 -1"
+	d2=$(counter sq_poll_doorbells) b2=$(counter sq_poll_backoffs) c2=$(counter sq_poll_chained)
+	n=$(rcv_ok_field ops)
+	info "rc_verify $n atomics: sq_poll_doorbells +$((d2 - d1)), sq_poll_chained +$((c2 - c1)), sq_poll_backoffs +$((b2 - b1))"
+	((2 * (d2 - d1) >= n)) || fail "a poller took $((d2 - d1)) of $n atomics' doorbells, fewer than half"
+	((c2 > c1)) || fail "no poller ran a chain on past its bound (sq_poll_chained +0)"
+	d1=$d2
 
 	gidx=$(roce_v2_gid_index)
 	next_port
