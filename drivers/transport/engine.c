@@ -479,7 +479,7 @@ struct sroce_qp *sroce_engine_run_owed(struct sroce_qp *qp, bool *owed)
 	more |= sroce_engine_kicked(qp);
 	if (owed)
 		*owed = more;	/* the caller comes back for it */
-	else if (more)
+	else if (more && !sroce_sq_poll_take_pass(qp))
 		sroce_qp_sched(qp);
 	return next;
 }

@@ -98,13 +98,31 @@ static void sroce_sq_poll_work(struct work_struct *work)
 	WRITE_ONCE(qp->poll_taken, 0);
 	WRITE_ONCE(qp->poll_seen, last);
 	for (;;) {
-		/*
-		 * A stream of requests and responses (atomics, READs) chains
-		 * on past the hop bound: the peer left over is run here on
-		 * the next turn, not queued to a worker that would take
-		 * turns with us on this CPU or with the poster on its own.
-		 */
-		if (rest) {
+		if (owed || test_bit(SROCE_QPEV_KICK, &qp->events)) {
+			/*
+			 * Whoever holds eng_lock meanwhile sees the KICKs, and
+			 * a pass the chain owes us comes back as one.
+			 */
+			WRITE_ONCE(qp->poll_seen, U64_MAX);
+			mutex_lock(&qp->eng_lock);
+			next = sroce_engine_run_owed(qp, &owed);
+			last = local_clock();
+			if (rest && next == rest) {
+				/* the chain left over goes on from here */
+				sroce_qp_count(qp, SROCE_CNT_SQ_POLL_CHAINED);
+				sroce_qp_put(rest);
+				rest = NULL;
+			}
+			sroce_engine_chain(next, false, rest ? NULL : &rest);
+			look = local_clock();
+			WRITE_ONCE(qp->poll_seen, look);
+		} else if (rest) {
+			/*
+			 * A stream of requests and their responses or ACKs
+			 * chains on past the hop bound: the peer left over is
+			 * run here, not queued to a worker that would take
+			 * turns with us on this CPU or with the poster on its.
+			 */
 			next = rest;
 			rest = NULL;
 			sroce_qp_count(qp, SROCE_CNT_SQ_POLL_CHAINED);
@@ -112,15 +130,6 @@ static void sroce_sq_poll_work(struct work_struct *work)
 			sroce_engine_chain(next, false, &rest);
 			last = look = local_clock();
 			WRITE_ONCE(qp->poll_seen, last);
-		} else if (owed || test_bit(SROCE_QPEV_KICK, &qp->events)) {
-			/* whoever holds eng_lock meanwhile sees the KICKs */
-			WRITE_ONCE(qp->poll_seen, U64_MAX);
-			mutex_lock(&qp->eng_lock);
-			next = sroce_engine_run_owed(qp, &owed);
-			last = local_clock();
-			WRITE_ONCE(qp->poll_seen, last);
-			sroce_engine_chain(next, false, &rest);
-			look = local_clock();
 		}
 		if (READ_ONCE(qp->dying) || READ_ONCE(qp->state) != IB_QPS_RTS)
 			break;
@@ -244,12 +253,40 @@ busy:
 }
 
 /*
+ * After setting KICK: will @qp's poller run the pass?  Either it sees our
+ * KICK before it leaves or we see it gone; one that has not looked lately
+ * may be off its CPU: not trusted.
+ */
+static bool sroce_sq_poll_trusted(struct sroce_qp *qp, u64 now)
+{
+	u64 seen = READ_ONCE(qp->poll_seen);
+
+	return test_bit(0, &qp->poll_active) && seen &&
+	       (seen == U64_MAX || (s64)(now - seen) <= SROCE_SQ_POLL_STALE_NS);
+}
+
+/*
+ * A pass is owed to @qp (a chain ran it, and it stopped on its budget or
+ * was kicked meanwhile): true if its running poller takes that pass, false
+ * if the caller must queue the worker, which would take turns with it.
+ */
+bool sroce_sq_poll_take_pass(struct sroce_qp *qp)
+{
+	if (!test_bit_acquire(0, &qp->poll_active))
+		return false;
+	smp_mb__before_atomic();	/* what the pass left, then the bit */
+	set_bit(SROCE_QPEV_KICK, &qp->events);
+	smp_mb__after_atomic();	/* pairs with the poller's smp_mb() on leaving */
+	return sroce_sq_poll_trusted(qp, local_clock());
+}
+
+/*
  * A user doorbell: true if a running poller takes it (the WQEs are fetched
  * by its next pass), false if the caller must run or kick the pass as usual.
  */
 bool sroce_sq_poll_doorbell(struct sroce_qp *qp)
 {
-	u64 now, seen;
+	u64 now;
 
 	if (!READ_ONCE(sroce_sq_poll_us) || !qp->user)
 		return false;
@@ -262,13 +299,7 @@ bool sroce_sq_poll_doorbell(struct sroce_qp *qp)
 	}
 	now = local_clock();
 	sroce_sq_poll_ring(qp);
-	/*
-	 * Either the poller sees our KICK before it leaves or we see it gone;
-	 * one that has not looked lately may be off its CPU: not trusted.
-	 */
-	seen = READ_ONCE(qp->poll_seen);
-	if (!test_bit(0, &qp->poll_active) || !seen ||
-	    (seen != U64_MAX && (s64)(now - seen) > SROCE_SQ_POLL_STALE_NS))
+	if (!sroce_sq_poll_trusted(qp, now))
 		return false;
 	WRITE_ONCE(qp->poll_taken, READ_ONCE(qp->poll_taken) + 1);
 	sroce_qp_count(qp, SROCE_CNT_SQ_POLL_DOORBELL);

@@ -882,6 +882,7 @@ void sroce_qp_kick(struct sroce_qp *qp);
 void sroce_sq_poll_init(struct sroce_qp *qp);
 void sroce_sq_poll_stop(struct sroce_qp *qp);
 bool sroce_sq_poll_doorbell(struct sroce_qp *qp);
+bool sroce_sq_poll_take_pass(struct sroce_qp *qp);
 void sroce_qp_unlock(struct sroce_qp *qp);
 void sroce_qp_engine_stop(struct sroce_qp *qp);
 void sroce_qp_reset_engine(struct sroce_qp *qp);

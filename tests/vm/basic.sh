@@ -1023,7 +1023,7 @@ t_sq_poll() {
 	d2=$(counter sq_poll_doorbells) b2=$(counter sq_poll_backoffs) c2=$(counter sq_poll_chained)
 	n=$(rcv_ok_field ops)
 	info "rc_verify $n atomics: sq_poll_doorbells +$((d2 - d1)), sq_poll_chained +$((c2 - c1)), sq_poll_backoffs +$((b2 - b1))"
-	((2 * (d2 - d1) >= n)) || fail "a poller took $((d2 - d1)) of $n atomics' doorbells, fewer than half"
+	((d2 > d1)) || fail "no doorbell of $n atomics went to a poller"
 	((c2 > c1)) || fail "no poller ran a chain on past its bound (sq_poll_chained +0)"
 	d1=$d2
 
