@@ -55,42 +55,28 @@ relink_mtu() {
 # SRV_IP is the server's IPv4 (10.0.0.N); SRV_IP6 its IPv6; PORT a fresh port.
 _port=19000
 
-cm_listening() { "$RDMA" res show cm_id 2>/dev/null | grep -E "state LISTEN" | grep -qE "[:.]$1( |\$)"; }
-
 _pair_body() { # ROLE NAME TMO SPEC ARGS...
 	local role=$1 name=$2 tmo=$3 spec=$4 t_end rc out
 	shift 4
 	t_end=$(($(date +%s) + tmo - 8))
 	[[ -n ${IOP_TRACE:-} && $name =~ $IOP_TRACE ]] && set -x
 	GIDX=$(cat /tmp/iop-gidx)
-	CMD=() READY=none EXPECT=ok GREP= EXIT_RACE=
+	CMD=() READY=none EXPECT=ok GREP='' EXIT_RACE=''
 	SKIP_RC='' SKIP_GREP=''
 	"$spec" "$role" "$@"
 	out=$RESULTS/tests/$name.$role.out
 	pair_exchange "$role" "$name" "$t_end" "$out"
 	rc=$PAIR_RC
-	post "done.$name" "$rc"
-	echo "[$(now)] --- $role output (exit $rc):"
-	cat "$out"
-	if [[ $role == cli ]]; then
-		# Stay in step with the server side (bounded).
-		wait_peer "done.$name" 30 || echo "(server side did not report done within 30s)"
-	fi
-	if [[ $role == srv && -n $SKIP_RC && $rc == "$SKIP_RC" ]]; then
-		# a SKIP needs the client's exit too (a server that skips ends first)
-		wait_peer "done.$name" 30 || echo "(client side did not report done within 30s)"
-	fi
-	local prc
-	prc=$(cat "$SYNC/in/done.$name" 2>/dev/null || echo '?')
-	echo "[$(now)] peer ($(drv_of "$PEER")) exit: $prc"
+	# a SKIP needs the client's exit too (a server that skips ends first)
+	pair_done "$role" "$name" "$out" "$rc" "" \
+		"$([[ -n $SKIP_RC && $rc == "$SKIP_RC" ]] && echo 1)"
+	local prc=$PAIR_PRC who=$PAIR_WHO
 	# a failed exchange leaves both drivers' counters in the log: a lost ACK
 	# (ack counts) tells itself apart from a peer that never retried
 	if [[ -n ${STRESS_DYNDBG:-} || $rc != 0 || $prc != 0 ]]; then
 		echo "counters: $("$RDMA" statistic show link "$DEV/1" 2>&1)"
 	fi
 	assert_dmesg_clean "test $name"
-	local who=server
-	[[ $role == cli ]] && who=client
 	if [[ -n $SKIP_RC && $rc == "$SKIP_RC" && $prc == "$SKIP_RC" ]]; then
 		# pair() turns this test's PASS into SKIP (run_test only knows PASS/FAIL)
 		local why

@@ -25,6 +25,7 @@ kver_of() { local v=IOP_${1}_KVER; echo "${!v}"; }
 ip_of() { [[ $1 == A ]] && echo 10.0.0.1 || echo 10.0.0.2; }
 ip6_of() { [[ $1 == A ]] && echo fd00::1 || echo fd00::2; }
 # a debug-kernel peer sets the pace of every pair test: both sides scale
+# shellcheck disable=SC2034 # read by the scripts that source this
 [[ " $IOP_A_KVER $IOP_B_KVER " == *"-sroce-dbg "* ]] && DBG_SCALE=$DBG_FACTOR
 DRV=$(drv_of "$ME")
 NETDEV=eth0
@@ -89,11 +90,15 @@ srv_wait() { # PID NAME T_END OUT
 	wait "$pid" || SRV_RC=$?
 }
 
+# An rdma_cm listener on PORT (a pair test's READY=cm:PORT).
+cm_listening() { "$RDMA" res show cm_id 2>/dev/null | grep -E "state LISTEN" | grep -qE "[:.]$1( |\$)"; }
+
 # This side of test NAME runs CMD (set by the test's spec): the server in
 # the background until READY holds, then to its end (srv_wait); the client
 # once the server side is ready, bounded by T_END. PAIR_RC gets 0, the exit
 # status, "killed" or "timeout"; PAIR_TS the time (date +%s.%N) the server
 # started or the client found the server ready.
+# shellcheck disable=SC2034 # PAIR_TS: the caller's
 pair_exchange() { # ROLE NAME T_END OUT
 	local role=$1 name=$2 t_end=$3 out=$4 pid tmo
 	echo "[$(now)] $role ($DRV on $(uname -r)): ${CMD[*]}"
@@ -145,6 +150,29 @@ pair_exchange() { # ROLE NAME T_END OUT
 	if [[ $PAIR_RC == 124 || $PAIR_RC == 137 ]]; then
 		PAIR_RC=timeout
 	fi
+	return 0
+}
+
+# After pair_exchange: post this side's exit RC, print its output OUT (NOTE
+# follows the exit in the header, e.g. the run's time), keep in step with
+# the peer (the client waits for the server's done.NAME, and the server for
+# the client's with WAIT_CLI=1), then PAIR_PRC is the peer's exit and
+# PAIR_WHO this side ("server" or "client").
+# shellcheck disable=SC2034 # PAIR_WHO: the caller's
+pair_done() { # ROLE NAME OUT RC NOTE WAIT_CLI
+	local role=$1 name=$2 out=$3 rc=$4
+	post "done.$name" "$rc"
+	echo "[$(now)] --- $role output (exit $rc$5):"
+	cat "$out"
+	if [[ $role == cli ]]; then
+		wait_peer "done.$name" 30 || echo "(server side did not report done within 30s)"
+	elif [[ $6 == 1 ]]; then
+		wait_peer "done.$name" 30 || echo "(client side did not report done within 30s)"
+	fi
+	PAIR_PRC=$(cat "$SYNC/in/done.$name" 2>/dev/null || echo '?')
+	echo "[$(now)] peer ($(drv_of "$PEER")) exit: $PAIR_PRC"
+	PAIR_WHO=server
+	[[ $role == cli ]] && PAIR_WHO=client
 	return 0
 }
 

@@ -94,21 +94,11 @@ _pair_body() { # ROLE NAME TMO SPEC ARGS...
 	te=$(date +%s.%N)
 	local secs
 	secs=$(awk -v a="$ts" -v b="$te" 'BEGIN { printf "%.1f", b - a }')
-	post "done.$name" "$rc"
-	echo "[$(now)] --- $role output (exit $rc after ${secs}s):"
-	cat "$out"
-	if [[ $role == cli ]]; then
-		# Stay in step with the server side (bounded).
-		wait_peer "done.$name" 30 || echo "(server side did not report done within 30s)"
-	fi
+	pair_done "$role" "$name" "$out" "$rc" " after ${secs}s" 0
 	cnt_snap "$c1"
-	local prc
-	prc=$(cat "$SYNC/in/done.$name" 2>/dev/null || echo '?')
-	echo "[$(now)] peer ($(drv_of "$PEER")) exit: $prc"
+	local who=$PAIR_WHO
 	echo "counters that moved on $DEV ($DRV): $(cnt_show "$c0" "$c1")"
 	assert_dmesg_clean "test $name"
-	local who=server
-	[[ $role == cli ]] && who=client
 	local last=
 	[[ $rc == 0 ]] || last=$({ grep -vE '^\s*$' "$out" || true; } | tail -n 2 | tr '\n' ' ' | cut -c1-200)
 	[[ $rc == timeout ]] && fail "$who ($DRV) did not finish within the test bound (${secs}s; hung?): $last"
@@ -328,7 +318,7 @@ if [[ $LEVEL == full ]]; then
 	pair clean "$TMO" "$ONE" s_rcv ok "" -t "$WAIT" "${BIG[@]}"
 	# profile NAME SERVERS TMO COUNTERS NETEM [rc_verify args]
 	profile loss1 "$BOTH" "$TMO" "$RE_RECOVERY" "loss 1%" -t "$WAIT" "${BIG[@]}"
-	srv_big= srv_rxecli=
+	srv_big='' srv_rxecli=''
 	for s in $BOTH; do
 		if [[ $(drv_of "$([[ $s == A ]] && echo B || echo A)") == rxe ]]; then
 			srv_rxecli+=" $s"
