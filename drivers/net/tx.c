@@ -266,6 +266,28 @@ static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
 	rcu_read_unlock();
 }
 
+/*
+ * o10-36: a datagram to a multicast group also reaches the QPs of this
+ * device attached to it, as an HCA loops it back.  IP's loopback is off on
+ * our sockets (sroce_sk_mc_loop_off): it delivered only when the host had
+ * joined the group at the IP level, and would then deliver twice.
+ */
+static void sroce_mcast_loop(struct sroce_dev *sdev, const struct sk_buff *skb)
+{
+	/* every packet we send is charged to its QP (sroce_pkt_alloc) */
+	struct sroce_qp *from = skb_shinfo(skb)->destructor_arg;
+	struct sk_buff *c = skb_copy(skb, GFP_ATOMIC);
+
+	if (!c) {
+		sroce_count(sdev, SROCE_CNT_RX_DROP_BACKLOG);
+		return;
+	}
+	skb_pull(c, skb_transport_offset(c) + sizeof(struct udphdr));
+	rcu_read_lock();
+	sroce_rcv(sdev, c, from);
+	rcu_read_unlock();
+}
+
 /* Our own address: the packet goes to the loopback queue (sroce_loopback). */
 bool sroce_av_is_local(const struct sroce_av *av)
 {
@@ -280,6 +302,7 @@ static int sroce_send4(struct sroce_dev *sdev, const struct sroce_av *av,
 	struct net *net = dev_net(sdev->ndev);
 	bool local = sroce_av_is_local(av);
 	struct rtable *rt = NULL;
+	struct sock *sk = NULL;
 	struct iphdr *iph;
 	int err;
 
@@ -324,10 +347,17 @@ static int sroce_send4(struct sroce_dev *sdev, const struct sroce_av *av,
 		return 0;
 	}
 	sroce_seal(skb, false);
+	if (ipv4_is_multicast(iph->daddr)) {
+		struct socket *sock = sroce_net_sock4(sdev->net);
+
+		sroce_mcast_loop(sdev, skb);
+		/* its mc_loop is off: IP must not loop it back as well */
+		sk = sock ? sock->sk : NULL;
+	}
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 	skb_dst_set(skb, &rt->dst);
 	/* net_xmit_eval() evaluates its argument twice: never pass a call */
-	err = ip_local_out(net, NULL, skb);
+	err = ip_local_out(net, sk, skb);
 	return net_xmit_eval(err);
 }
 
@@ -380,6 +410,8 @@ static int sroce_send6(struct sroce_dev *sdev, const struct sroce_av *av,
 		return 0;
 	}
 	sroce_seal(skb, true);
+	if (ipv6_addr_is_multicast(&ip6h->daddr))
+		sroce_mcast_loop(sdev, skb);
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 	skb_dst_set(skb, dst);
 	err = ip6_local_out(net, sock->sk, skb);

@@ -35,6 +35,11 @@ static struct sroce_net *sroce_net(const struct net *net)
 	return net_generic(net, sroce_net_id);
 }
 
+struct socket *sroce_net_sock4(const struct net *net)
+{
+	return sroce_net(net)->sock4;
+}
+
 struct socket *sroce_net_sock6(const struct net *net)
 {
 	return sroce_net(net)->sock6;
@@ -91,6 +96,8 @@ static struct socket *sroce_sock_open(struct net *net, bool ipv6)
 	err = udp_sock_create(net, &cfg, &sock);
 	if (err)
 		return ERR_PTR(err);
+	/* our multicast reaches local QPs through sroce_mcast_loop(), once */
+	sroce_sk_mc_loop_off(sock->sk, ipv6);
 	setup_udp_tunnel_sock(net, sock, &tcfg);
 	return sock;
 }

@@ -225,11 +225,37 @@ err_cnt:
 }
 
 /* Caller holds eng_lock, so the engine is idle; posters are fenced here. */
+/*
+ * C10-21: Reset gives every attribute back the value Create QP gave it
+ * (zero, a 1024-byte path MTU, no path), so a QP used again starts where
+ * a new one would.  Transitions to Reset carry no attributes.
+ */
+static void sroce_qp_attr_reset(struct sroce_qp *qp)
+{
+	WRITE_ONCE(qp->dest_qpn, 0);
+	qp->qkey = 0;
+	qp->pkey_index = 0;
+	qp->access = 0;
+	qp->path_mtu = IB_MTU_1024;
+	WRITE_ONCE(qp->mtu, 1024);
+	qp->timeout = 0;
+	qp->retry_cnt = 0;
+	qp->rnr_retry = 0;
+	qp->min_rnr_timer = 0;
+	qp->max_rd_atomic = 0;
+	qp->max_dest_rd_atomic = 0;
+	qp->av_valid = false;
+	memset(&qp->av, 0, sizeof(qp->av));
+	dst_cache_reset(&qp->dst_cache);
+	qp->sqd_notify = false;
+}
+
 static void sroce_qp_reset_locked(struct sroce_qp *qp)
 {
 	unsigned long flags;
 
 	sroce_qp_reset_engine(qp);
+	sroce_qp_attr_reset(qp);
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	spin_lock(&qp->rq.lock);
 	qp->sq.head = 0;

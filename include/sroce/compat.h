@@ -11,6 +11,8 @@
 #include <linux/timer.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
+#include <net/inet_sock.h>
+#include <linux/ipv6.h>
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 #define sroce_timer_delete_sync(t)	timer_delete_sync(t)
@@ -77,5 +79,27 @@ static inline struct ib_udata *sroce_create_cq_udata(struct ib_udata *udata)
 #else
 #define sroce_assign_str(dst, src)	__assign_str(dst, src)
 #endif
+
+/*
+ * No IP multicast loopback of what a socket sends: the inet and ipv6 flags
+ * moved from bitfields to atomic bits in 6.6 and 6.7.
+ */
+static inline void sroce_sk_mc_loop_off(struct sock *sk, bool ipv6)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	if (ipv6)
+		inet6_clear_bit(MC6_LOOP, sk);
+#elif IS_ENABLED(CONFIG_IPV6)
+	if (ipv6)
+		inet6_sk(sk)->mc_loop = 0;
+#endif
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+	if (!ipv6)
+		inet_clear_bit(MC_LOOP, sk);
+#else
+	if (!ipv6)
+		inet_sk(sk)->mc_loop = 0;
+#endif
+}
 
 #endif /* SROCE_COMPAT_H */

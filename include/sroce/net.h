@@ -7,6 +7,7 @@
 
 struct net;
 
+struct socket *sroce_net_sock4(const struct net *net);
 struct socket *sroce_net_sock6(const struct net *net);
 
 #endif /* SROCE_NET_H */

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -22,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <infiniband/verbs.h>
 
 #include "../../common/rxe_flush_wqe.h"
@@ -1587,6 +1589,171 @@ out:
 	pair_down(&p);
 }
 
+/*
+ * The datagrams one QP received within ms: each must come from src_qp,
+ * 40 bytes of GRH then len bytes of v.  -1 (after failf) on anything else.
+ */
+static int ud_received(const char *name, struct ibv_cq *cq, uint32_t src_qp,
+		       const char *buf, uint32_t len, unsigned char v, int ms)
+{
+	struct ibv_wc wc;
+	int n = 0, r;
+
+	while ((r = poll1(cq, &wc, ms)) == 1) {
+		if (wc.status != IBV_WC_SUCCESS || wc.src_qp != src_qp ||
+		    wc.byte_len != 40 + len ||
+		    !bytes_are(buf + (wc.wr_id & 0xff) * 512 + 40, len, v)) {
+			failf(name, "datagram wr_id %llu: status %s src_qp %#x byte_len %u, expected success from %#x, %u bytes of %#x",
+			      (unsigned long long)wc.wr_id, st(wc.status),
+			      wc.src_qp, wc.byte_len, src_qp, 40 + len, v);
+			return -1;
+		}
+		n++;
+		ms = 300;	/* a second copy arrives right behind the first */
+	}
+	return r < 0 ? -1 : n;
+}
+
+/* Join (1) or leave (0) IPv4 group @g on the interface of address @ifa. */
+static int ip_mc_member(int fd, const union ibv_gid *g, const union ibv_gid *ifa,
+			int join)
+{
+	struct ip_mreq m;
+
+	memcpy(&m.imr_multiaddr.s_addr, g->raw + 12, 4);
+	memcpy(&m.imr_interface.s_addr, ifa->raw + 12, 4);
+	return setsockopt(fd, IPPROTO_IP, join ? IP_ADD_MEMBERSHIP :
+			  IP_DROP_MEMBERSHIP, &m, sizeof(m));
+}
+
+/*
+ * o10-36 and o10-34: a datagram sent to a multicast group reaches each QP
+ * of this node attached to it once, the sender's own included when it is
+ * attached, and no QP that is not; with the host also an IP member of the
+ * group (as an rdma_cm join makes it), still once; after a detach, none.
+ * qp[0] sends (its completions on a CQ of their own), qp[1] is attached,
+ * qp[2] never is.
+ */
+static void t_mcast_loopback(void)
+{
+	const char *name = "mcast_loopback";
+	union ibv_gid g = { .raw = { [10] = 0xff, [11] = 0xff, 239, 7, 7, 7 } };
+	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = IBV_QPT_UD };
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = g, .sgid_index = gid_index, .hop_limit = 1 },
+	};
+	struct ibv_qp *qp[3] = {};
+	struct ibv_cq *cq[4] = {};
+	struct ibv_ah *ah = NULL;
+	struct ibv_mr *mr = NULL;
+	struct ibv_pd *pd;
+	int i, round, fd = -1, att[3] = {}, want[3], n;
+	char *buf = aligned_alloc(4096, 4 * 8192);
+
+	pd = ibv_alloc_pd(ctx);
+	if (!pd || !buf) {
+		failf(name, "setup: %s", strerror(errno));
+		goto out;
+	}
+	cq[3] = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	for (i = 0; i < 3; i++) {
+		cq[i] = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+		ia.recv_cq = cq[i];
+		ia.send_cq = i ? cq[i] : cq[3];
+		qp[i] = cq[i] && cq[3] ? ibv_create_qp(pd, &ia) : NULL;
+		if (!qp[i] || ud_up(qp[i], 0x11111111)) {
+			failf(name, "setup: UD QP %d: %s", i, strerror(errno));
+			goto out;
+		}
+	}
+	memset(buf, 0, 4 * 8192);
+	mr = ibv_reg_mr(pd, buf, 4 * 8192, IBV_ACCESS_LOCAL_WRITE);
+	ah = ibv_create_ah(pd, &aa);
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (!mr || !ah || fd < 0) {
+		failf(name, "setup: mr/ah/socket: %s", strerror(errno));
+		goto out;
+	}
+	/*
+	 * 0: qp[1] attached; 1: the sender too; 2: both, and the host an IP
+	 * member of the group; 3: both detached, the host still a member.
+	 */
+	for (round = 0; round < 4; round++) {
+		const unsigned char v = 0x40 + round;
+
+		if ((round == 0 && !(att[1] = !ibv_attach_mcast(qp[1], &g, 0))) ||
+		    (round == 1 && !(att[0] = !ibv_attach_mcast(qp[0], &g, 0))) ||
+		    (round == 2 && ip_mc_member(fd, &g, &gid, 1)) ||
+		    (round == 3 && ((att[0] = ibv_detach_mcast(qp[0], &g, 0)) ||
+				    (att[1] = ibv_detach_mcast(qp[1], &g, 0))))) {
+			failf(name, "round %d: attach/detach/IP join: %s", round,
+			      strerror(errno));
+			goto out;
+		}
+		for (i = 0; i < 3; i++) {
+			char *rb = buf + i * 8192;
+
+			memset(rb, 0, 8192);
+			want[i] = att[i];
+			/* two receive WQEs each: a second copy would complete */
+			if (post_recv1(qp[i], 0x100 * round, rb, 512, mr->lkey) ||
+			    post_recv1(qp[i], 0x100 * round + 1, rb + 512, 512,
+				       mr->lkey)) {
+				failf(name, "post_recv: %s", strerror(errno));
+				goto out;
+			}
+		}
+		memset(buf + 3 * 8192, v, 100);
+		if (ud_send1(qp[0], 7000 + round, ah, 0xffffff, buf + 3 * 8192,
+			     100, mr->lkey) ||
+		    want_wc(name, cq[3], 7000 + round, IBV_WC_SUCCESS, 10000))
+			goto out;
+		for (i = 0; i < 3; i++) {
+			n = ud_received(name, cq[i], qp[0]->qp_num, buf + i * 8192,
+					100, v, want[i] ? 10000 : 500);
+			if (n < 0)
+				goto out;
+			if (n != want[i]) {
+				failf(name, "round %d: QP %d (%s) received %d copies, expected %d",
+				      round, i, att[i] ? "attached" : "not attached",
+				      n, want[i]);
+				goto out;
+			}
+		}
+		/* the receive WQEs left over: out of the way of the next round */
+		for (i = 0; i < 3; i++) {
+			if (ibv_modify_qp(qp[i], &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RESET },
+					  IBV_QP_STATE) ||
+			    ud_up(qp[i], 0x11111111)) {
+				failf(name, "reset QP %d: %s", i, strerror(errno));
+				goto out;
+			}
+		}
+	}
+	pass(name);
+out:
+	if (fd >= 0)
+		close(fd);
+	for (i = 0; i < 3; i++) {
+		if (qp[i] && att[i])
+			ibv_detach_mcast(qp[i], &g, 0);
+		if (qp[i])
+			ibv_destroy_qp(qp[i]);
+		if (cq[i])
+			ibv_destroy_cq(cq[i]);
+	}
+	if (cq[3])
+		ibv_destroy_cq(cq[3]);
+	if (ah)
+		ibv_destroy_ah(ah);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	free(buf);
+}
+
 /* ---------------------------------------------------------------------- */
 /* MR protection: PD, byte bounds, deregistration (10.2.3, 10.6.4.5, 10.6.6). */
 
@@ -1691,6 +1858,109 @@ static void t_mr_protection(void)
 		IBV_WC_REM_ACCESS_ERR);
 	mr_case("mr_deregistered_lkey_local_prot_err", 0, 1, 0, 16384, 0, 100, 1,
 		IBV_WC_LOC_PROT_ERR);
+}
+
+/* The first attribute in which a and b differ, or NULL. */
+static const char *qp_attr_diff(const struct ibv_qp_attr *a,
+				const struct ibv_qp_attr *b)
+{
+#define QP_ATTR_CMP(f) do { if (a->f != b->f) return #f; } while (0)
+	QP_ATTR_CMP(qp_state);
+	QP_ATTR_CMP(qkey);
+	QP_ATTR_CMP(rq_psn);
+	QP_ATTR_CMP(sq_psn);
+	QP_ATTR_CMP(dest_qp_num);
+	QP_ATTR_CMP(qp_access_flags);
+	QP_ATTR_CMP(pkey_index);
+	QP_ATTR_CMP(path_mtu);
+	QP_ATTR_CMP(timeout);
+	QP_ATTR_CMP(retry_cnt);
+	QP_ATTR_CMP(rnr_retry);
+	QP_ATTR_CMP(min_rnr_timer);
+	QP_ATTR_CMP(max_rd_atomic);
+	QP_ATTR_CMP(max_dest_rd_atomic);
+	QP_ATTR_CMP(sq_draining);
+	QP_ATTR_CMP(ah_attr.is_global);
+	QP_ATTR_CMP(ah_attr.grh.sgid_index);
+	QP_ATTR_CMP(ah_attr.grh.hop_limit);
+#undef QP_ATTR_CMP
+	if (memcmp(&a->ah_attr.grh.dgid, &b->ah_attr.grh.dgid, 16))
+		return "ah_attr.grh.dgid";
+	return NULL;
+}
+
+/*
+ * C10-21: Reset gives a used QP's attributes the values a new QP has (a
+ * QP created beside it is the reference), and the QP works again from new
+ * PSNs: a SEND and a WRITE land, every byte checked, and the PSNs moved
+ * on from the new ones.
+ */
+static void t_qp_reset_reuse(void)
+{
+	const char *name = "qp_reset_attrs_initial", *d;
+	struct ibv_qp_attr ra, fa, rs = { .qp_state = IBV_QPS_RESET };
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp *fresh = NULL;
+	struct pair p;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	memset(p.bufa, 0x11, 100);
+	if (post_recv1(p.b, 80, p.bufb, 4096, p.mrb->lkey) ||
+	    post_send1(p.a, 81, p.bufa, 100, p.mra->lkey) ||
+	    want_wc(name, p.cqa, 81, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, p.cqb, 80, IBV_WC_SUCCESS, 10000))
+		goto out;
+	fresh = mk_qp(p.pd, p.cqa, cap_ok, NULL);
+	if (!fresh || ibv_modify_qp(p.a, &rs, IBV_QP_STATE) ||
+	    ibv_modify_qp(p.b, &rs, IBV_QP_STATE) ||
+	    ibv_query_qp(p.a, &ra, 0x1fffff, &ia) ||
+	    ibv_query_qp(fresh, &fa, 0x1fffff, &ia)) {
+		failf(name, "new QP, to RESET, query: %s", strerror(errno));
+		goto out;
+	}
+	d = qp_attr_diff(&ra, &fa);
+	if (d)
+		failf(name, "after Reset %s differs from a new QP's", d);
+	else
+		pass(name);
+
+	name = "qp_reset_reuse_new_psns";
+	memset(p.bufa, 0x22, 100);
+	memset(p.bufa + 4096, 0x33, 200);
+	memset(p.bufb, 0xbb, BUF);
+	if (to_init(p.a, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE) ||
+	    to_init(p.b, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE) ||
+	    connect_pair(p.a, p.b, 0x654321, 0x123456, 7)) {
+		failf(name, "RESET -> RTS again: %s", strerror(errno));
+		goto out;
+	}
+	if (post_recv1(p.b, 82, p.bufb, 4096, p.mrb->lkey) ||
+	    post_send1(p.a, 83, p.bufa, 100, p.mra->lkey) ||
+	    post_rdma1(p.a, 84, IBV_WR_RDMA_WRITE, p.bufa + 4096, 200,
+		       p.mra->lkey, p.bufb + 8192, p.mrb->rkey) ||
+	    want_wc(name, p.cqa, 83, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, p.cqa, 84, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, p.cqb, 82, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if (!bytes_are(p.bufb, 100, 0x22) || !bytes_are(p.bufb + 100, 64, 0xbb) ||
+	    !bytes_are(p.bufb + 8192, 200, 0x33) ||
+	    !bytes_are(p.bufb + 8392, 64, 0xbb)) {
+		failf(name, "the SEND or WRITE after Reset placed the wrong bytes");
+		goto out;
+	}
+	if (ibv_query_qp(p.a, &ra, IBV_QP_SQ_PSN, &ia) ||
+	    ibv_query_qp(p.b, &fa, IBV_QP_RQ_PSN, &ia) ||
+	    ra.sq_psn != 0x123458 || fa.rq_psn != 0x123458) {
+		failf(name, "sq_psn %#x, rq_psn %#x after two messages from 0x123456",
+		      ra.sq_psn, fa.rq_psn);
+		goto out;
+	}
+	pass(name);
+out:
+	if (fresh)
+		ibv_destroy_qp(fresh);
+	pair_down(&p);
 }
 
 /*
@@ -3904,7 +4174,6 @@ out:
 	mw_down(&p, mr, mw);
 }
 
-
 /* SEND with Invalidate of rkey on a (to b); want: a's completion status. */
 static int send_inv(const char *name, struct pair *p, uint64_t id,
 		    uint32_t rkey, enum ibv_wc_status want)
@@ -5275,6 +5544,7 @@ int main(int argc, char **argv)
 	t_mr(pd);
 	t_mcast(pd, cq);
 	t_modify(pd, cq);
+	t_qp_reset_reuse();
 	t_srq(pd);
 	t_busy();
 	t_write_ok();
@@ -5294,6 +5564,7 @@ int main(int argc, char **argv)
 	t_recv_local_prot_err();
 	t_uc_sqe();
 	t_ud_sqe();
+	t_mcast_loopback();
 	t_rtr_incoming();
 	t_sqd_incoming();
 	t_state_drops(0);
