@@ -744,6 +744,13 @@ static void t_busy(void)
 	expect_rc("dealloc_pd_after_mr_gone", ibv_dealloc_pd(pd), 0);
 }
 
+static struct ibv_srq *srq16(struct ibv_pd *pd)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+
+	return ibv_create_srq(pd, &sa);
+}
+
 /* (i) RDMA WRITE with a wrong R_Key -> REM_ACCESS_ERR, QP -> ERR, the next
  * WRs flush. */
 /* The object an async event names: a CQ, an SRQ or a QP, as its type says. */
@@ -1964,6 +1971,340 @@ out:
 }
 
 /*
+ * o10-10.2.3 and o10-2.2.1: an SRQ that a QP still uses is not destroyed
+ * (EBUSY) and goes on serving it; two SRQs and their QPs share one PD.
+ */
+static void t_srq_busy(void)
+{
+	const char *name = "destroy_srq_in_use_by_qp";
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq2 = NULL;
+	struct ibv_qp *qp2 = NULL;
+	struct ibv_wc wc;
+	struct pair p;
+
+	pair_srq_fn = srq16;
+	if (pair_up(name, &p, 7))
+		goto out;
+	srq2 = ibv_create_srq(p.pd, &sa);
+	qp2 = srq2 ? mk_qp(p.pd, p.cqb, cap_ok, srq2) : NULL;
+	if (!qp2) {
+		failf(name, "setup: a second SRQ and QP on the PD: %s", strerror(errno));
+		goto out;
+	}
+	expect_rc(name, ibv_destroy_srq(pair_srq), EBUSY);
+	/* the refused destroy left it whole: a SEND still lands through it */
+	{
+		struct ibv_sge sge = { (uintptr_t)p.bufb, 4096, p.mrb->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 70, .sg_list = &sge,
+					  .num_sge = 1 }, *bad;
+
+		memset(p.bufa, 0x3d, 100);
+		if (ibv_post_srq_recv(pair_srq, &wr, &bad) ||
+		    post_send1(p.a, 71, p.bufa, 100, p.mra->lkey)) {
+			failf("srq_busy_still_serves", "post: %s", strerror(errno));
+			goto out;
+		}
+		if (want_wc("srq_busy_still_serves", p.cqa, 71, IBV_WC_SUCCESS, 10000) ||
+		    poll1(p.cqb, &wc, 10000) != 1)
+			goto out;
+		if (wc.wr_id != 70 || wc.status != IBV_WC_SUCCESS ||
+		    wc.byte_len != 100 || !bytes_are(p.bufb, 100, 0x3d))
+			failf("srq_busy_still_serves", "got wr_id %llu %s, %u bytes",
+			      (unsigned long long)wc.wr_id, st(wc.status), wc.byte_len);
+		else
+			pass("srq_busy_still_serves");
+	}
+	expect_rc("destroy_srq_in_use_other_srq", ibv_destroy_srq(srq2), EBUSY);
+	ibv_destroy_qp(qp2);
+	qp2 = NULL;
+	expect_rc("destroy_srq_after_qp_gone", ibv_destroy_srq(srq2), 0);
+	srq2 = NULL;
+out:
+	if (qp2)
+		ibv_destroy_qp(qp2);
+	if (srq2)
+		ibv_destroy_srq(srq2);
+	pair_down(&p);
+	pair_srq_fn = NULL;
+}
+
+/*
+ * C10-13: the GSI QP belongs to the kernel's MAD layer; a user cannot
+ * create one.  o10-2.1.1: an AH names the device's one port.
+ */
+static void t_special_qp_port(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .cap = cap_ok,
+		.qp_type = (enum ibv_qp_type)1,	/* IB_QPT_GSI */
+	};
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 2,
+		.grh = { .dgid = gid, .sgid_index = gid_index, .hop_limit = 64 },
+	};
+	struct ibv_qp *qp;
+	struct ibv_ah *ah;
+
+	errno = 0;
+	qp = ibv_create_qp(pd, &ia);
+	expect_null("create_qp_gsi_from_user", qp, EINVAL);
+	if (qp)
+		ibv_destroy_qp(qp);
+	errno = 0;
+	ah = ibv_create_ah(pd, &aa);
+	expect_null("create_ah_port_2", ah, EINVAL);
+	if (ah)
+		ibv_destroy_ah(ah);
+}
+
+/*
+ * o10-2.2.2: b takes its receive WQEs from an SRQ of another PD than its
+ * own.  A SEND lands through a receive buffer of the SRQ's PD, not of the
+ * QP's (b's WQE then completes LOC_PROT_ERR, a's SEND REM_OP_ERR); an RDMA
+ * WRITE lands through an R_Key of the QP's PD, not of the SRQ's.  The
+ * target bytes change only on success.
+ */
+static void srq_pd_case(const char *name, int send, int srq_pd_mr,
+			enum ibv_wc_status want_a, enum ibv_wc_status want_b)
+{
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, rc;
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
+	struct ibv_mr *mr2 = NULL, *mr;
+	struct pair p = {};
+
+	p.pd = ibv_alloc_pd(ctx);
+	p.cqa = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	p.cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	pair_srq = pd2 ? ibv_create_srq(pd2, &sa) : NULL;
+	p.bufa = aligned_alloc(4096, BUF);
+	p.bufb = aligned_alloc(4096, BUF);
+	if (!p.pd || !p.cqa || !p.cqb || !pair_srq || !p.bufa || !p.bufb) {
+		failf(name, "setup: pd/cq/srq: %s", strerror(errno));
+		goto out;
+	}
+	p.a = mk_qp(p.pd, p.cqa, cap_ok, NULL);
+	p.b = mk_qp(p.pd, p.cqb, cap_ok, pair_srq);
+	memset(p.bufa, 0x5e, BUF);
+	memset(p.bufb, 0xbb, BUF);
+	p.mra = ibv_reg_mr(p.pd, p.bufa, BUF, acc);
+	p.mrb = ibv_reg_mr(p.pd, p.bufb, BUF, acc);
+	mr2 = ibv_reg_mr(pd2, p.bufb, BUF, acc);
+	if (!p.a || !p.b || !p.mra || !p.mrb || !mr2 ||
+	    to_init(p.a, acc) || to_init(p.b, acc) ||
+	    connect_pair(p.a, p.b, 0x1000, 0x2000, 7)) {
+		failf(name, "setup: QPs/MRs/connect: %s", strerror(errno));
+		goto out;
+	}
+	mr = srq_pd_mr ? mr2 : p.mrb;
+	if (send) {
+		struct ibv_sge sge = { (uintptr_t)p.bufb, 4096, mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 50, .sg_list = &sge,
+					  .num_sge = 1 }, *bad;
+
+		rc = ibv_post_srq_recv(pair_srq, &wr, &bad) ?:
+		     post_send1(p.a, 51, p.bufa, 100, p.mra->lkey);
+	} else {
+		rc = post_rdma1(p.a, 51, IBV_WR_RDMA_WRITE, p.bufa, 100,
+				p.mra->lkey, p.bufb, mr->rkey);
+	}
+	if (rc) {
+		failf(name, "post: %s", errname(rc));
+		goto out;
+	}
+	if (want_wc(name, p.cqa, 51, want_a, 10000) ||
+	    (send && want_wc(name, p.cqb, 50, want_b, 10000)))
+		goto out;
+	if (!bytes_are(p.bufb, 100, want_a == IBV_WC_SUCCESS ? 0x5e : 0xbb) ||
+	    !bytes_are(p.bufb + 100, 64, 0xbb)) {
+		failf(name, want_a == IBV_WC_SUCCESS ? "the wrong bytes landed" :
+		      "the refused request changed the target memory");
+		goto out;
+	}
+	pass(name);
+out:
+	if (mr2)
+		ibv_dereg_mr(mr2);
+	pair_down(&p);
+	if (pd2)
+		ibv_dealloc_pd(pd2);
+}
+
+static void t_srq_pd(void)
+{
+	srq_pd_case("srq_other_pd_send_via_srq_pd_mr", 1, 1, IBV_WC_SUCCESS,
+		    IBV_WC_SUCCESS);
+	srq_pd_case("srq_other_pd_send_via_qp_pd_mr_refused", 1, 0,
+		    IBV_WC_REM_OP_ERR, IBV_WC_LOC_PROT_ERR);
+	srq_pd_case("srq_other_pd_write_via_qp_pd_mr", 0, 0, IBV_WC_SUCCESS, 0);
+	srq_pd_case("srq_other_pd_write_via_srq_pd_mr_refused", 0, 1,
+		    IBV_WC_REM_ACCESS_ERR, 0);
+}
+
+/*
+ * C10-10: a UD QP may use only an AH of its own PD.  A user WQE naming an
+ * AH of another PD completes LOC_QP_OP_ERR and sends nothing.
+ */
+static void t_ah_other_pd(void)
+{
+	const char *name = "ud_ah_other_pd_loc_qp_op_err";
+	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = IBV_QPT_UD };
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = gid, .sgid_index = gid_index, .hop_limit = 64 },
+	};
+	struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
+	struct ibv_ah *ah = pd2 ? ibv_create_ah(pd2, &aa) : NULL;
+	struct ibv_wc wc;
+	struct pair p = {};
+
+	p.pd = ibv_alloc_pd(ctx);
+	p.cqa = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	p.cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	p.bufa = aligned_alloc(4096, BUF);
+	p.bufb = aligned_alloc(4096, BUF);
+	if (!ah || !p.pd || !p.cqa || !p.cqb || !p.bufa || !p.bufb) {
+		failf(name, "setup: %s", strerror(errno));
+		goto out;
+	}
+	ia.send_cq = ia.recv_cq = p.cqa;
+	p.a = ibv_create_qp(p.pd, &ia);
+	ia.send_cq = ia.recv_cq = p.cqb;
+	p.b = ibv_create_qp(p.pd, &ia);
+	memset(p.bufa, 0xaa, BUF);
+	memset(p.bufb, 0xbb, BUF);
+	p.mra = ibv_reg_mr(p.pd, p.bufa, BUF, IBV_ACCESS_LOCAL_WRITE);
+	p.mrb = ibv_reg_mr(p.pd, p.bufb, BUF, IBV_ACCESS_LOCAL_WRITE);
+	if (!p.a || !p.b || !p.mra || !p.mrb ||
+	    ud_up(p.a, 0x11111111) || ud_up(p.b, 0x11111111)) {
+		failf(name, "setup: UD pair: %s", strerror(errno));
+		goto out;
+	}
+	if (post_recv1(p.b, 60, p.bufb, 40 + 256, p.mrb->lkey) ||
+	    ud_send1(p.a, 61, ah, p.b->qp_num, p.bufa, 64, p.mra->lkey)) {
+		failf(name, "post: %s", strerror(errno));
+		goto out;
+	}
+	if (want_wc(name, p.cqa, 61, IBV_WC_LOC_QP_OP_ERR, 10000))
+		goto out;
+	if (poll1(p.cqb, &wc, 500) != 0 || !bytes_are(p.bufb, 40 + 256, 0xbb)) {
+		failf(name, "the WQE with another PD's AH delivered a datagram");
+		goto out;
+	}
+	pass(name);
+out:
+	pair_down(&p);
+	if (ah)
+		ibv_destroy_ah(ah);
+	if (pd2)
+		ibv_dealloc_pd(pd2);
+}
+
+/*
+ * C10-5.2.1: UD WRs whose AH is destroyed while they wait (posted in SQD,
+ * the AH destroyed, then SQD -> RTS) each complete once, in order: a
+ * success sends its datagram, a failure (LOC_QP_OP_ERR, those behind it
+ * flushed) sends nothing.  The peer gets as many datagrams as succeeded.
+ */
+static void t_ah_destroyed_outstanding(void)
+{
+	const char *name = "ud_ah_destroyed_wrs_complete";
+	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = IBV_QPT_UD };
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_SQD };
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = gid, .sgid_index = gid_index, .hop_limit = 64 },
+	};
+	struct ibv_ah *ah = NULL;
+	struct ibv_wc wc;
+	struct pair p = {};
+	int i, r, ok = 0, failed = 0, n;
+
+	p.pd = ibv_alloc_pd(ctx);
+	p.cqa = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	p.cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	p.bufa = aligned_alloc(4096, BUF);
+	p.bufb = aligned_alloc(4096, BUF);
+	if (!p.pd || !p.cqa || !p.cqb || !p.bufa || !p.bufb) {
+		failf(name, "setup: %s", strerror(errno));
+		goto out;
+	}
+	ia.send_cq = ia.recv_cq = p.cqa;
+	p.a = ibv_create_qp(p.pd, &ia);
+	ia.send_cq = ia.recv_cq = p.cqb;
+	p.b = ibv_create_qp(p.pd, &ia);
+	memset(p.bufa, 0x50, BUF);
+	memset(p.bufb, 0xbb, BUF);
+	p.mra = ibv_reg_mr(p.pd, p.bufa, BUF, IBV_ACCESS_LOCAL_WRITE);
+	p.mrb = ibv_reg_mr(p.pd, p.bufb, BUF, IBV_ACCESS_LOCAL_WRITE);
+	ah = ibv_create_ah(p.pd, &aa);
+	if (!p.a || !p.b || !p.mra || !p.mrb || !ah ||
+	    ud_up(p.a, 0x11111111) || ud_up(p.b, 0x11111111)) {
+		failf(name, "setup: UD pair: %s", strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < 4; i++)
+		if (post_recv1(p.b, i, p.bufb + i * 512, 512, p.mrb->lkey)) {
+			failf(name, "post_recv: %s", strerror(errno));
+			goto out;
+		}
+	if (ibv_modify_qp(p.a, &qa, IBV_QP_STATE)) {
+		failf(name, "RTS -> SQD: %s", strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < 4; i++)
+		if (ud_send1(p.a, 90 + i, ah, p.b->qp_num, p.bufa, 64,
+			     p.mra->lkey)) {
+			failf(name, "post_send in SQD: %s", strerror(errno));
+			goto out;
+		}
+	r = ibv_destroy_ah(ah);
+	ah = NULL;
+	if (r) {
+		failf(name, "destroy_ah with WRs outstanding: %s", errname(r));
+		goto out;
+	}
+	qa.qp_state = IBV_QPS_RTS;
+	for (i = 0; (r = ibv_modify_qp(p.a, &qa, IBV_QP_STATE)) && i < 100; i++)
+		usleep(20000);	/* SQD -> RTS waits for the drain */
+	if (r) {
+		failf(name, "SQD -> RTS: %s", errname(r));
+		goto out;
+	}
+	for (i = 0; i < 4; i++) {
+		if (poll1(p.cqa, &wc, 10000) != 1) {
+			failf(name, "%d of 4 WRs completed", i);
+			goto out;
+		}
+		if (wc.wr_id != (uint64_t)(90 + i) ||
+		    (wc.status == IBV_WC_SUCCESS && failed) ||
+		    (wc.status != IBV_WC_SUCCESS &&
+		     wc.status != (failed ? IBV_WC_WR_FLUSH_ERR :
+				   IBV_WC_LOC_QP_OP_ERR))) {
+			failf(name, "completion %d: wr_id %llu %s (%d succeeded before)",
+			      i, (unsigned long long)wc.wr_id, st(wc.status), ok);
+			goto out;
+		}
+		ok += wc.status == IBV_WC_SUCCESS;
+		failed += wc.status != IBV_WC_SUCCESS;
+	}
+	n = ud_received(name, p.cqb, p.a->qp_num, p.bufb, 64, 0x50, ok ? 10000 : 500);
+	if (n < 0)
+		goto out;
+	if (n != ok) {
+		failf(name, "%d datagrams arrived for %d successful WRs", n, ok);
+		goto out;
+	}
+	printf("# %s: %d of 4 sent\n", name, ok);
+	pass(name);
+out:
+	if (ah)
+		ibv_destroy_ah(ah);
+	pair_down(&p);
+}
+
+/*
  * C10-58: overlapping regions deregister independently: after the first
  * of two overlapping MRs is gone, the second still serves the shared
  * bytes and the first's key is refused.
@@ -2766,13 +3107,6 @@ static void t_cq_resize(void)
 		pass("cq_resize_shrink_then_traffic");
 out:
 	pair_down(&p);
-}
-
-static struct ibv_srq *srq16(struct ibv_pd *pd)
-{
-	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
-
-	return ibv_create_srq(pd, &sa);
 }
 
 static int post_srq_recvs(struct pair *p, struct ibv_srq *srq, uint64_t lo,
@@ -5547,6 +5881,8 @@ int main(int argc, char **argv)
 	t_qp_reset_reuse();
 	t_srq(pd);
 	t_busy();
+	t_srq_busy();
+	t_special_qp_port(pd, cq);
 	t_write_ok();
 	t_sq_depth1_repost();
 	t_cqe_once_write_imm_bad_rkey();
@@ -5570,6 +5906,9 @@ int main(int argc, char **argv)
 	t_state_drops(0);
 	t_state_drops(1);
 	t_mr_protection();
+	t_srq_pd();
+	t_ah_other_pd();
+	t_ah_destroyed_outstanding();
 	t_mr_overlap();
 	t_read_bad_lkey_range();
 	t_cq_resize();
