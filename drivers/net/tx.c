@@ -266,8 +266,7 @@ static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
 	rcu_read_unlock();
 }
 
-/*
- * o10-36: a datagram to a multicast group also reaches the QPs of this
+/* o10-36: a datagram to a multicast group also reaches the QPs of this
  * device attached to it, as an HCA loops it back.  IP's loopback is off on
  * our sockets (sroce_sk_mc_loop_off): it delivered only when the host had
  * joined the group at the IP level, and would then deliver twice.
