@@ -1621,16 +1621,28 @@ static int ud_received(const char *name, struct ibv_cq *cq, uint32_t src_qp,
 	return r < 0 ? -1 : n;
 }
 
-/* Join (1) or leave (0) IPv4 group @g on the interface of address @ifa. */
-static int ip_mc_member(int fd, const union ibv_gid *g, const union ibv_gid *ifa,
-			int join)
+static int gid_is_v4(const union ibv_gid *g)
 {
+	static const unsigned char v4[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(g->raw, v4, 12);
+}
+
+/* Join (1) group @g on interface @ifindex, whose address is @ifa. */
+static int ip_mc_join(int fd, const union ibv_gid *g, const union ibv_gid *ifa,
+		      int ifindex)
+{
+	struct ipv6_mreq m6 = { .ipv6mr_interface = ifindex };
 	struct ip_mreq m;
 
+	if (!gid_is_v4(g)) {
+		memcpy(&m6.ipv6mr_multiaddr, g->raw, 16);
+		return setsockopt(fd, IPPROTO_IPV6, IPV6_ADD_MEMBERSHIP, &m6,
+				  sizeof(m6));
+	}
 	memcpy(&m.imr_multiaddr.s_addr, g->raw + 12, 4);
 	memcpy(&m.imr_interface.s_addr, ifa->raw + 12, 4);
-	return setsockopt(fd, IPPROTO_IP, join ? IP_ADD_MEMBERSHIP :
-			  IP_DROP_MEMBERSHIP, &m, sizeof(m));
+	return setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &m, sizeof(m));
 }
 
 /*
@@ -1641,14 +1653,14 @@ static int ip_mc_member(int fd, const union ibv_gid *g, const union ibv_gid *ifa
  * qp[0] sends (its completions on a CQ of their own), qp[1] is attached,
  * qp[2] never is.
  */
-static void t_mcast_loopback(void)
+static void mcast_loopback(const char *name, const union ibv_gid *gp,
+			   const struct ibv_gid_entry *src)
 {
-	const char *name = "mcast_loopback";
-	union ibv_gid g = { .raw = { [10] = 0xff, [11] = 0xff, 239, 7, 7, 7 } };
+	const union ibv_gid g = *gp;
 	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = IBV_QPT_UD };
 	struct ibv_ah_attr aa = {
 		.is_global = 1, .port_num = 1,
-		.grh = { .dgid = g, .sgid_index = gid_index, .hop_limit = 1 },
+		.grh = { .dgid = g, .sgid_index = src->gid_index, .hop_limit = 1 },
 	};
 	struct ibv_qp *qp[3] = {};
 	struct ibv_cq *cq[4] = {};
@@ -1677,7 +1689,7 @@ static void t_mcast_loopback(void)
 	memset(buf, 0, 4 * 8192);
 	mr = ibv_reg_mr(pd, buf, 4 * 8192, IBV_ACCESS_LOCAL_WRITE);
 	ah = ibv_create_ah(pd, &aa);
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	fd = socket(gid_is_v4(&g) ? AF_INET : AF_INET6, SOCK_DGRAM, 0);
 	if (!mr || !ah || fd < 0) {
 		failf(name, "setup: mr/ah/socket: %s", strerror(errno));
 		goto out;
@@ -1691,7 +1703,7 @@ static void t_mcast_loopback(void)
 
 		if ((round == 0 && !(att[1] = !ibv_attach_mcast(qp[1], &g, 0))) ||
 		    (round == 1 && !(att[0] = !ibv_attach_mcast(qp[0], &g, 0))) ||
-		    (round == 2 && ip_mc_member(fd, &g, &gid, 1)) ||
+		    (round == 2 && ip_mc_join(fd, &g, &src->gid, src->ndev_ifindex)) ||
 		    (round == 3 && ((att[0] = ibv_detach_mcast(qp[0], &g, 0)) ||
 				    (att[1] = ibv_detach_mcast(qp[1], &g, 0))))) {
 			failf(name, "round %d: attach/detach/IP join: %s", round,
@@ -1759,6 +1771,29 @@ out:
 	if (pd)
 		ibv_dealloc_pd(pd);
 	free(buf);
+}
+
+/* mcast_loopback over IPv4 (a 239/8 group), then IPv6 (link-local source). */
+static void t_mcast_loopback(void)
+{
+	union ibv_gid g4 = { .raw = { [10] = 0xff, [11] = 0xff, 239, 7, 7, 7 } };
+	union ibv_gid g6 = { .raw = { 0xff, 0x12, [13] = 7, [14] = 7, [15] = 7 } };
+	struct ibv_gid_entry e;
+	int i;
+
+	if (ibv_query_gid_ex(ctx, 1, gid_index, &e, 0))
+		failf("mcast_loopback", "query GID %d: %s", gid_index, strerror(errno));
+	else
+		mcast_loopback("mcast_loopback", &g4, &e);
+	for (i = 0; i < 16; i++) {
+		if (ibv_query_gid_ex(ctx, 1, i, &e, 0) ||
+		    e.gid_type != IBV_GID_TYPE_ROCE_V2 || gid_is_v4(&e.gid) ||
+		    !(e.gid.raw[0] | e.gid.raw[1]))
+			continue;
+		mcast_loopback("mcast_loopback_ipv6", &g6, &e);
+		return;
+	}
+	failf("mcast_loopback_ipv6", "no RoCE v2 IPv6 GID on the device");
 }
 
 /* ---------------------------------------------------------------------- */
