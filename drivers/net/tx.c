@@ -271,12 +271,17 @@ static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
  * our sockets (sroce_sk_mc_loop_off): it delivered only when the host had
  * joined the group at the IP level, and would then deliver twice.
  */
-static void sroce_mcast_loop(struct sroce_dev *sdev, const struct sk_buff *skb)
+static void sroce_mcast_loop(struct sroce_dev *sdev, const struct sroce_av *av,
+			     const struct sk_buff *skb)
 {
 	/* every packet we send is charged to its QP (sroce_pkt_alloc) */
 	struct sroce_qp *from = skb_shinfo(skb)->destructor_arg;
-	struct sk_buff *c = skb_copy(skb, GFP_ATOMIC);
+	struct sk_buff *c;
 
+	/* most senders have no listener here: no copy, no drop counted */
+	if (!sroce_mcast_attached(sdev, &av->dgid))
+		return;
+	c = skb_copy(skb, GFP_ATOMIC);
 	if (!c) {
 		sroce_count(sdev, SROCE_CNT_RX_DROP_BACKLOG);
 		return;
@@ -349,7 +354,7 @@ static int sroce_send4(struct sroce_dev *sdev, const struct sroce_av *av,
 	if (ipv4_is_multicast(iph->daddr)) {
 		struct socket *sock = sroce_net_sock4(sdev->net);
 
-		sroce_mcast_loop(sdev, skb);
+		sroce_mcast_loop(sdev, av, skb);
 		/* its mc_loop is off: IP must not loop it back as well */
 		sk = sock ? sock->sk : NULL;
 	}
@@ -410,7 +415,7 @@ static int sroce_send6(struct sroce_dev *sdev, const struct sroce_av *av,
 	}
 	sroce_seal(skb, true);
 	if (ipv6_addr_is_multicast(&ip6h->daddr))
-		sroce_mcast_loop(sdev, skb);
+		sroce_mcast_loop(sdev, av, skb);
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 	skb_dst_set(skb, dst);
 	err = ip6_local_out(net, sock->sk, skb);

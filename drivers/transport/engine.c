@@ -619,6 +619,16 @@ void sroce_qp_engine_init(struct sroce_qp *qp)
 				       num_online_cpus(), NUMA_NO_NODE);
 }
 
+/*
+ * Init -> RTR: what arrived before RTR is not to be taken (a QP in Init
+ * drops everything), even if no pass ran to drop it meanwhile.
+ */
+void sroce_qp_rtr_engine(struct sroce_qp *qp)
+{
+	sroce_assert_engine(qp);
+	sroce_rxq_drop(qp);
+}
+
 /* RESET: the engine's state starts over.  Caller holds eng_lock. */
 void sroce_qp_reset_engine(struct sroce_qp *qp)
 {

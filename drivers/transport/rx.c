@@ -260,13 +260,15 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 	 * Every QP of the device shares its GID, so for loopback the engine's
 	 * peer check cannot tell our peer from another local QP: the QPN can.
 	 * (A forged ACK could complete a WQE whose payload the peer has yet
-	 * to read by reference.)  A QP before RTR has no peer yet (Reset
-	 * clears it): its engine drops the packet for the QP's state.
+	 * to read by reference.)  A QP before RTR takes nothing, and has no
+	 * peer yet (Reset clears it).
 	 */
 	if (from && (qp->type == IB_QPT_RC || qp->type == IB_QPT_UC) &&
-	    READ_ONCE(qp->state) >= IB_QPS_RTR &&
-	    from->qpn != READ_ONCE(qp->dest_qpn)) {
-		sroce_qp_count_n(qp, SROCE_CNT_RX_DROP_PEER, npkts);
+	    (READ_ONCE(qp->state) < IB_QPS_RTR ||
+	     from->qpn != READ_ONCE(qp->dest_qpn))) {
+		sroce_qp_count_n(qp, READ_ONCE(qp->state) < IB_QPS_RTR ?
+				 SROCE_CNT_RX_DROP_QP_STATE :
+				 SROCE_CNT_RX_DROP_PEER, npkts);
 		sroce_qp_put(qp);
 		goto drop;
 	}

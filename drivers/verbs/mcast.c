@@ -186,6 +186,19 @@ void sroce_mcast_qp_gone(struct sroce_qp *qp)
  * Take references on the QPs attached to @mgid (at most @max).  The receive
  * path only reads the skb, so one packet serves every QP in turn.
  */
+/* Is any QP attached to @mgid?  (A hint: it may change right after.) */
+bool sroce_mcast_attached(struct sroce_dev *sdev, const union ib_gid *mgid)
+{
+	struct sroce_mcg *g;
+	bool any;
+
+	spin_lock_bh(&sdev->mcast_lock);
+	g = sroce_mcg_find(sdev, mgid);
+	any = g && g->n;
+	spin_unlock_bh(&sdev->mcast_lock);
+	return any;
+}
+
 int sroce_mcast_qps(struct sroce_dev *sdev, const union ib_gid *mgid,
 		    struct sroce_qp **qps, int max)
 {

@@ -382,7 +382,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		enum ib_mtu mtu = min(attr->path_mtu, READ_ONCE(sdev->port_mtu));
 
 		qp->path_mtu = mtu;
-		qp->mtu = ib_mtu_enum_to_int(mtu);
+		WRITE_ONCE(qp->mtu, ib_mtu_enum_to_int(mtu));
 	}
 	if (mask & IB_QP_TIMEOUT)
 		qp->timeout = attr->timeout;
@@ -397,7 +397,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		qp->max_dest_rd_atomic = max_t(u8, attr->max_dest_rd_atomic, 1);
 	if (mask & IB_QP_DEST_QPN)
-		qp->dest_qpn = attr->dest_qp_num;
+		WRITE_ONCE(qp->dest_qpn, attr->dest_qp_num);
 	if (mask & IB_QP_RQ_PSN) {
 		qp->resp.epsn = attr->rq_psn & SROCE_PSN_MASK;
 		qp->resp.epsn64 = qp->resp.epsn;
@@ -423,6 +423,9 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			qp->req.retry_cnt = qp->retry_cnt;
 			qp->req.rnr_retry = qp->rnr_retry;
 			sched = true;
+			break;
+		case IB_QPS_RTR:
+			sroce_qp_rtr_engine(qp);
 			break;
 		case IB_QPS_SQD:
 			/* the engine raises SQ_DRAINED once nothing is in flight */

@@ -847,6 +847,7 @@ int sroce_rq_post_kernel(struct sroce_rq *rq, const struct ib_recv_wr *wr,
 bool sroce_srq_check_limit(struct sroce_srq *srq);
 
 void sroce_mcast_qp_gone(struct sroce_qp *qp);
+bool sroce_mcast_attached(struct sroce_dev *sdev, const union ib_gid *mgid);
 int sroce_mcast_qps(struct sroce_dev *sdev, const union ib_gid *mgid,
 		    struct sroce_qp **qps, int max);
 
@@ -886,6 +887,7 @@ bool sroce_sq_poll_take_pass(struct sroce_qp *qp);
 void sroce_qp_unlock(struct sroce_qp *qp);
 void sroce_qp_engine_stop(struct sroce_qp *qp);
 void sroce_qp_reset_engine(struct sroce_qp *qp);
+void sroce_qp_rtr_engine(struct sroce_qp *qp);
 void sroce_qp_fail(struct sroce_qp *qp, enum ib_event_type ev);
 void sroce_qp_sq_error(struct sroce_qp *qp);
 void sroce_qp_sqe_flush(struct sroce_qp *qp);

@@ -1669,6 +1669,7 @@ static void mcast_loopback(const char *name, const union ibv_gid *gp,
 	struct ibv_pd *pd;
 	int i, round, fd = -1, att[3] = {}, want[3], n;
 	char *buf = aligned_alloc(4096, 4 * 8192);
+	long nq;
 
 	pd = ibv_alloc_pd(ctx);
 	if (!pd || !buf) {
@@ -1724,6 +1725,7 @@ static void mcast_loopback(const char *name, const union ibv_gid *gp,
 			}
 		}
 		memset(buf + 3 * 8192, v, 100);
+		nq = hw_counter("rcvd_no_qp");
 		if (ud_send1(qp[0], 7000 + round, ah, 0xffffff, buf + 3 * 8192,
 			     100, mr->lkey) ||
 		    want_wc(name, cq[3], 7000 + round, IBV_WC_SUCCESS, 10000))
@@ -1739,6 +1741,12 @@ static void mcast_loopback(const char *name, const union ibv_gid *gp,
 				      n, want[i]);
 				goto out;
 			}
+		}
+		/* with no QP attached the datagram is not looped back at all */
+		if (round == 3 && hw_counter("rcvd_no_qp") != nq) {
+			failf(name, "a datagram to a group no local QP is attached to moved rcvd_no_qp by %ld",
+			      hw_counter("rcvd_no_qp") - nq);
+			goto out;
 		}
 		/* the receive WQEs left over: out of the way of the next round */
 		for (i = 0; i < 3; i++) {
