@@ -268,7 +268,7 @@ static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
 
 /* o10-36: a datagram to a multicast group also reaches the QPs of this
  * device attached to it, as an HCA loops it back.  IP's loopback is off on
- * our sockets (sroce_sk_mc_loop_off): it delivered only when the host had
+ * our sockets (see sroce_sock_open): it delivered only when the host had
  * joined the group at the IP level, and would then deliver twice.
  */
 static void sroce_mcast_loop(struct sroce_dev *sdev, const struct sroce_av *av,

@@ -97,7 +97,8 @@ static struct socket *sroce_sock_open(struct net *net, bool ipv6)
 	if (err)
 		return ERR_PTR(err);
 	/* our multicast reaches local QPs through sroce_mcast_loop(), once */
-	sroce_sk_mc_loop_off(sock->sk, ipv6);
+	if (ipv6)
+		sroce_sk6_mc_loop_off(sock->sk);
 	setup_udp_tunnel_sock(net, sock, &tcfg);
 	return sock;
 }

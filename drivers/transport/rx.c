@@ -263,14 +263,15 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 	 * to read by reference.)  A QP before RTR takes nothing, and has no
 	 * peer yet (Reset clears it).
 	 */
-	if (from && (qp->type == IB_QPT_RC || qp->type == IB_QPT_UC) &&
-	    (READ_ONCE(qp->state) < IB_QPS_RTR ||
-	     from->qpn != READ_ONCE(qp->dest_qpn))) {
-		sroce_qp_count_n(qp, READ_ONCE(qp->state) < IB_QPS_RTR ?
-				 SROCE_CNT_RX_DROP_QP_STATE :
-				 SROCE_CNT_RX_DROP_PEER, npkts);
-		sroce_qp_put(qp);
-		goto drop;
+	if (from && (qp->type == IB_QPT_RC || qp->type == IB_QPT_UC)) {
+		bool early = READ_ONCE(qp->state) < IB_QPS_RTR;
+
+		if (early || from->qpn != READ_ONCE(qp->dest_qpn)) {
+			sroce_qp_count_n(qp, early ? SROCE_CNT_RX_DROP_QP_STATE :
+					 SROCE_CNT_RX_DROP_PEER, npkts);
+			sroce_qp_put(qp);
+			goto drop;
+		}
 	}
 	/* counted once: on its QP (which may be bound to a counter) or here */
 	sroce_qp_count_n(qp, SROCE_CNT_RX_PKTS, npkts);

@@ -182,10 +182,6 @@ void sroce_mcast_qp_gone(struct sroce_qp *qp)
 	mutex_unlock(&sdev->mcast_mutex);
 }
 
-/*
- * Take references on the QPs attached to @mgid (at most @max).  The receive
- * path only reads the skb, so one packet serves every QP in turn.
- */
 /* Is any QP attached to @mgid?  (A hint: it may change right after.) */
 bool sroce_mcast_attached(struct sroce_dev *sdev, const union ib_gid *mgid)
 {
@@ -199,6 +195,10 @@ bool sroce_mcast_attached(struct sroce_dev *sdev, const union ib_gid *mgid)
 	return any;
 }
 
+/*
+ * Take references on the QPs attached to @mgid (at most @max).  The receive
+ * path only reads the skb, so one packet serves every QP in turn.
+ */
 int sroce_mcast_qps(struct sroce_dev *sdev, const union ib_gid *mgid,
 		    struct sroce_qp **qps, int max)
 {

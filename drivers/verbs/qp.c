@@ -110,6 +110,31 @@ static void sroce_qp_free_queues(struct sroce_qp *qp)
 	kfree(qp->resp.res);
 }
 
+/*
+ * The attributes of a new QP (zero, a 1024-byte path MTU, no path).  C10-21:
+ * Reset gives them back, so a QP used again starts where a new one would;
+ * transitions to Reset carry no attributes.
+ */
+static void sroce_qp_attr_reset(struct sroce_qp *qp)
+{
+	WRITE_ONCE(qp->dest_qpn, 0);
+	qp->qkey = 0;
+	qp->pkey_index = 0;
+	qp->access = 0;
+	qp->path_mtu = IB_MTU_1024;
+	WRITE_ONCE(qp->mtu, 1024);
+	qp->timeout = 0;
+	qp->retry_cnt = 0;
+	qp->rnr_retry = 0;
+	qp->min_rnr_timer = 0;
+	qp->max_rd_atomic = 0;
+	qp->max_dest_rd_atomic = 0;
+	qp->av_valid = false;
+	memset(&qp->av, 0, sizeof(qp->av));
+	dst_cache_reset(&qp->dst_cache);
+	qp->sqd_notify = false;
+}
+
 int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -160,8 +185,6 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->srq = init->srq ? to_ssrq(init->srq) : NULL;
 	qp->recv_pd = qp->srq ? to_spd(init->srq->pd) : qp->pd;
 	qp->sq_sig_type = init->sq_sig_type;
-	qp->path_mtu = IB_MTU_1024;
-	qp->mtu = 1024;
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->done);
 	spin_lock_init(&qp->sq.lock);
@@ -171,6 +194,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
 	if (err)
 		goto err_cnt;
+	sroce_qp_attr_reset(qp);
 	err = sroce_qp_alloc_queues(sdev, qp, &init->cap);
 	if (err)
 		goto err_free;
@@ -225,31 +249,6 @@ err_cnt:
 }
 
 /* Caller holds eng_lock, so the engine is idle; posters are fenced here. */
-/*
- * C10-21: Reset gives every attribute back the value Create QP gave it
- * (zero, a 1024-byte path MTU, no path), so a QP used again starts where
- * a new one would.  Transitions to Reset carry no attributes.
- */
-static void sroce_qp_attr_reset(struct sroce_qp *qp)
-{
-	WRITE_ONCE(qp->dest_qpn, 0);
-	qp->qkey = 0;
-	qp->pkey_index = 0;
-	qp->access = 0;
-	qp->path_mtu = IB_MTU_1024;
-	WRITE_ONCE(qp->mtu, 1024);
-	qp->timeout = 0;
-	qp->retry_cnt = 0;
-	qp->rnr_retry = 0;
-	qp->min_rnr_timer = 0;
-	qp->max_rd_atomic = 0;
-	qp->max_dest_rd_atomic = 0;
-	qp->av_valid = false;
-	memset(&qp->av, 0, sizeof(qp->av));
-	dst_cache_reset(&qp->dst_cache);
-	qp->sqd_notify = false;
-}
-
 static void sroce_qp_reset_locked(struct sroce_qp *qp)
 {
 	unsigned long flags;

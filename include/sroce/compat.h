@@ -11,7 +11,6 @@
 #include <linux/timer.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
-#include <net/inet_sock.h>
 #include <linux/ipv6.h>
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
@@ -81,24 +80,15 @@ static inline struct ib_udata *sroce_create_cq_udata(struct ib_udata *udata)
 #endif
 
 /*
- * No IP multicast loopback of what a socket sends: the inet and ipv6 flags
- * moved from bitfields to atomic bits in 6.6 and 6.7.
+ * No IPv6 multicast loopback of what a socket sends (setup_udp_tunnel_sock()
+ * turns IPv4's off): the flag is an atomic bit since 6.7.
  */
-static inline void sroce_sk_mc_loop_off(struct sock *sk, bool ipv6)
+static inline void sroce_sk6_mc_loop_off(struct sock *sk)
 {
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
-	if (ipv6)
-		inet6_clear_bit(MC6_LOOP, sk);
+	inet6_clear_bit(MC6_LOOP, sk);
 #elif IS_ENABLED(CONFIG_IPV6)
-	if (ipv6)
-		inet6_sk(sk)->mc_loop = 0;
-#endif
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
-	if (!ipv6)
-		inet_clear_bit(MC_LOOP, sk);
-#else
-	if (!ipv6)
-		inet_sk(sk)->mc_loop = 0;
+	inet6_sk(sk)->mc_loop = 0;
 #endif
 }
 
