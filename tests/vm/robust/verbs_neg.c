@@ -1504,6 +1504,41 @@ static int ud_send1(struct ibv_qp *qp, uint64_t id, struct ibv_ah *ah,
 }
 
 /*
+ * p: a PD, a CQ each and two UD QPs in RTS (Q_Key 0x11111111), each with a
+ * buffer (a: 0xaa, b: 0xbb) registered for local write.  0, or -1 after
+ * failf(); pair_down() frees what was made either way.
+ */
+static int ud_pair_up(const char *name, struct pair *p)
+{
+	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = IBV_QPT_UD };
+
+	memset(p, 0, sizeof(*p));
+	p->pd = ibv_alloc_pd(ctx);
+	p->cqa = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	p->cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	p->bufa = aligned_alloc(4096, BUF);
+	p->bufb = aligned_alloc(4096, BUF);
+	if (!p->pd || !p->cqa || !p->cqb || !p->bufa || !p->bufb) {
+		failf(name, "setup: %s", strerror(errno));
+		return -1;
+	}
+	ia.send_cq = ia.recv_cq = p->cqa;
+	p->a = ibv_create_qp(p->pd, &ia);
+	ia.send_cq = ia.recv_cq = p->cqb;
+	p->b = ibv_create_qp(p->pd, &ia);
+	memset(p->bufa, 0xaa, BUF);
+	memset(p->bufb, 0xbb, BUF);
+	p->mra = ibv_reg_mr(p->pd, p->bufa, BUF, IBV_ACCESS_LOCAL_WRITE);
+	p->mrb = ibv_reg_mr(p->pd, p->bufb, BUF, IBV_ACCESS_LOCAL_WRITE);
+	if (!p->a || !p->b || !p->mra || !p->mrb ||
+	    ud_up(p->a, 0x11111111) || ud_up(p->b, 0x11111111)) {
+		failf(name, "setup: UD pair: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * UD send error (10.3.1.6, C10-38..C10-40): as uc_send_error_sqe, for a
  * datagram QP: the failed SEND completes with its error, the QP goes to
  * SQE, later and newly posted sends are flushed, datagrams still arrive,
@@ -1512,7 +1547,6 @@ static int ud_send1(struct ibv_qp *qp, uint64_t id, struct ibv_ah *ah,
 static void t_ud_sqe(void)
 {
 	const char *name = "ud_send_error_sqe";
-	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = IBV_QPT_UD };
 	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_RTS };
 	struct ibv_ah_attr aa = {
 		.is_global = 1, .port_num = 1,
@@ -1521,27 +1555,11 @@ static void t_ud_sqe(void)
 	struct ibv_ah *ah = NULL;
 	struct pair p = {};
 
-	p.pd = ibv_alloc_pd(ctx);
-	p.cqa = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	p.cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	p.bufa = aligned_alloc(4096, BUF);
-	p.bufb = aligned_alloc(4096, BUF);
-	if (!p.pd || !p.cqa || !p.cqb || !p.bufa || !p.bufb) {
-		failf(name, "setup: %s", strerror(errno));
+	if (ud_pair_up(name, &p))
 		goto out;
-	}
-	ia.send_cq = ia.recv_cq = p.cqa;
-	p.a = ibv_create_qp(p.pd, &ia);
-	ia.send_cq = ia.recv_cq = p.cqb;
-	p.b = ibv_create_qp(p.pd, &ia);
-	memset(p.bufa, 0xaa, BUF);
-	memset(p.bufb, 0xbb, BUF);
-	p.mra = ibv_reg_mr(p.pd, p.bufa, BUF, IBV_ACCESS_LOCAL_WRITE);
-	p.mrb = ibv_reg_mr(p.pd, p.bufb, BUF, IBV_ACCESS_LOCAL_WRITE);
 	ah = ibv_create_ah(p.pd, &aa);
-	if (!p.a || !p.b || !p.mra || !p.mrb || !ah ||
-	    ud_up(p.a, 0x11111111) || ud_up(p.b, 0x11111111)) {
-		failf(name, "setup: UD pair: %s", strerror(errno));
+	if (!ah) {
+		failf(name, "setup: create_ah: %s", strerror(errno));
 		goto out;
 	}
 	if (ud_send1(p.a, 900, ah, p.b->qp_num, p.bufa, 64,
@@ -2108,36 +2126,30 @@ static void t_special_qp_port(struct ibv_pd *pd, struct ibv_cq *cq)
  * WRITE lands through an R_Key of the QP's PD, not of the SRQ's.  The
  * target bytes change only on success.
  */
+static struct ibv_pd *srq_other_pd;
+
+/* pair_srq_fn: an SRQ on a PD of its own (srq_other_pd), not the pair's. */
+static struct ibv_srq *srq16_other_pd(struct ibv_pd *pd)
+{
+	(void)pd;
+	srq_other_pd = ibv_alloc_pd(ctx);
+	return srq_other_pd ? srq16(srq_other_pd) : NULL;
+}
+
 static void srq_pd_case(const char *name, int send, int srq_pd_mr,
 			enum ibv_wc_status want_a, enum ibv_wc_status want_b)
 {
 	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, rc;
-	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
-	struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
 	struct ibv_mr *mr2 = NULL, *mr;
-	struct pair p = {};
+	struct pair p;
 
-	p.pd = ibv_alloc_pd(ctx);
-	p.cqa = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	p.cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	pair_srq = pd2 ? ibv_create_srq(pd2, &sa) : NULL;
-	p.bufa = aligned_alloc(4096, BUF);
-	p.bufb = aligned_alloc(4096, BUF);
-	if (!p.pd || !p.cqa || !p.cqb || !pair_srq || !p.bufa || !p.bufb) {
-		failf(name, "setup: pd/cq/srq: %s", strerror(errno));
+	pair_srq_fn = srq16_other_pd;
+	if (pair_up(name, &p, 7))
 		goto out;
-	}
-	p.a = mk_qp(p.pd, p.cqa, cap_ok, NULL);
-	p.b = mk_qp(p.pd, p.cqb, cap_ok, pair_srq);
 	memset(p.bufa, 0x5e, BUF);
-	memset(p.bufb, 0xbb, BUF);
-	p.mra = ibv_reg_mr(p.pd, p.bufa, BUF, acc);
-	p.mrb = ibv_reg_mr(p.pd, p.bufb, BUF, acc);
-	mr2 = ibv_reg_mr(pd2, p.bufb, BUF, acc);
-	if (!p.a || !p.b || !p.mra || !p.mrb || !mr2 ||
-	    to_init(p.a, acc) || to_init(p.b, acc) ||
-	    connect_pair(p.a, p.b, 0x1000, 0x2000, 7)) {
-		failf(name, "setup: QPs/MRs/connect: %s", strerror(errno));
+	mr2 = ibv_reg_mr(srq_other_pd, p.bufb, BUF, acc);
+	if (!mr2) {
+		failf(name, "setup: reg_mr on the SRQ's PD: %s", strerror(errno));
 		goto out;
 	}
 	mr = srq_pd_mr ? mr2 : p.mrb;
@@ -2170,8 +2182,10 @@ out:
 	if (mr2)
 		ibv_dereg_mr(mr2);
 	pair_down(&p);
-	if (pd2)
-		ibv_dealloc_pd(pd2);
+	pair_srq_fn = NULL;
+	if (srq_other_pd)
+		ibv_dealloc_pd(srq_other_pd);
+	srq_other_pd = NULL;
 }
 
 static void t_srq_pd(void)
@@ -2192,7 +2206,6 @@ static void t_srq_pd(void)
 static void t_ah_other_pd(void)
 {
 	const char *name = "ud_ah_other_pd_loc_qp_op_err";
-	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = IBV_QPT_UD };
 	struct ibv_ah_attr aa = {
 		.is_global = 1, .port_num = 1,
 		.grh = { .dgid = gid, .sgid_index = gid_index, .hop_limit = 64 },
@@ -2202,28 +2215,12 @@ static void t_ah_other_pd(void)
 	struct ibv_wc wc;
 	struct pair p = {};
 
-	p.pd = ibv_alloc_pd(ctx);
-	p.cqa = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	p.cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	p.bufa = aligned_alloc(4096, BUF);
-	p.bufb = aligned_alloc(4096, BUF);
-	if (!ah || !p.pd || !p.cqa || !p.cqb || !p.bufa || !p.bufb) {
-		failf(name, "setup: %s", strerror(errno));
+	if (!ah) {
+		failf(name, "setup: an AH on another PD: %s", strerror(errno));
 		goto out;
 	}
-	ia.send_cq = ia.recv_cq = p.cqa;
-	p.a = ibv_create_qp(p.pd, &ia);
-	ia.send_cq = ia.recv_cq = p.cqb;
-	p.b = ibv_create_qp(p.pd, &ia);
-	memset(p.bufa, 0xaa, BUF);
-	memset(p.bufb, 0xbb, BUF);
-	p.mra = ibv_reg_mr(p.pd, p.bufa, BUF, IBV_ACCESS_LOCAL_WRITE);
-	p.mrb = ibv_reg_mr(p.pd, p.bufb, BUF, IBV_ACCESS_LOCAL_WRITE);
-	if (!p.a || !p.b || !p.mra || !p.mrb ||
-	    ud_up(p.a, 0x11111111) || ud_up(p.b, 0x11111111)) {
-		failf(name, "setup: UD pair: %s", strerror(errno));
+	if (ud_pair_up(name, &p))
 		goto out;
-	}
 	if (post_recv1(p.b, 60, p.bufb, 40 + 256, p.mrb->lkey) ||
 	    ud_send1(p.a, 61, ah, p.b->qp_num, p.bufa, 64, p.mra->lkey)) {
 		failf(name, "post: %s", strerror(errno));
@@ -2253,7 +2250,6 @@ out:
 static void t_ah_destroyed_outstanding(void)
 {
 	const char *name = "ud_ah_destroyed_wrs_complete";
-	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = IBV_QPT_UD };
 	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_SQD };
 	struct ibv_ah_attr aa = {
 		.is_global = 1, .port_num = 1,
@@ -2264,27 +2260,12 @@ static void t_ah_destroyed_outstanding(void)
 	struct pair p = {};
 	int i, r, ok = 0, failed = 0, n;
 
-	p.pd = ibv_alloc_pd(ctx);
-	p.cqa = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	p.cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	p.bufa = aligned_alloc(4096, BUF);
-	p.bufb = aligned_alloc(4096, BUF);
-	if (!p.pd || !p.cqa || !p.cqb || !p.bufa || !p.bufb) {
-		failf(name, "setup: %s", strerror(errno));
+	if (ud_pair_up(name, &p))
 		goto out;
-	}
-	ia.send_cq = ia.recv_cq = p.cqa;
-	p.a = ibv_create_qp(p.pd, &ia);
-	ia.send_cq = ia.recv_cq = p.cqb;
-	p.b = ibv_create_qp(p.pd, &ia);
 	memset(p.bufa, 0x50, BUF);
-	memset(p.bufb, 0xbb, BUF);
-	p.mra = ibv_reg_mr(p.pd, p.bufa, BUF, IBV_ACCESS_LOCAL_WRITE);
-	p.mrb = ibv_reg_mr(p.pd, p.bufb, BUF, IBV_ACCESS_LOCAL_WRITE);
 	ah = ibv_create_ah(p.pd, &aa);
-	if (!p.a || !p.b || !p.mra || !p.mrb || !ah ||
-	    ud_up(p.a, 0x11111111) || ud_up(p.b, 0x11111111)) {
-		failf(name, "setup: UD pair: %s", strerror(errno));
+	if (!ah) {
+		failf(name, "setup: create_ah: %s", strerror(errno));
 		goto out;
 	}
 	for (i = 0; i < 4; i++)
