@@ -6,6 +6,7 @@
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <linux/if_arp.h>
+#include <linux/random.h>
 #include <linux/rculist.h>
 #include <linux/rtnetlink.h>
 #include <net/net_namespace.h>
@@ -280,6 +281,7 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1);
 	mutex_init(&sdev->mcast_mutex);
 	spin_lock_init(&sdev->mcast_lock);
+	sdev->mcg_seed = get_random_u32();
 	atomic_set(&sdev->skb_out, 0);
 	spin_lock_init(&sdev->stall_lock);
 	INIT_LIST_HEAD(&sdev->stalled);

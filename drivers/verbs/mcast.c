@@ -26,9 +26,11 @@ struct sroce_mcg {
 	struct sroce_qp		*qp[SROCE_MAX_MCAST_QP_ATTACH];
 };
 
-static u32 sroce_mcg_hash(const union ib_gid *mgid)
+/* seeded per device: a user who knew the seed could fill one bucket */
+static u32 sroce_mcg_hash(const struct sroce_dev *sdev,
+			  const union ib_gid *mgid)
 {
-	return jhash(mgid->raw, sizeof(mgid->raw), 0) &
+	return jhash(mgid->raw, sizeof(mgid->raw), sdev->mcg_seed) &
 	       (SROCE_MCG_HASH_SIZE - 1);
 }
 
@@ -38,7 +40,7 @@ static struct sroce_mcg *sroce_mcg_find(struct sroce_dev *sdev,
 	struct sroce_mcg *g;
 
 	lockdep_assert_held(&sdev->mcast_lock);
-	hlist_for_each_entry(g, &sdev->mcg_hash[sroce_mcg_hash(mgid)], node)
+	hlist_for_each_entry(g, &sdev->mcg_hash[sroce_mcg_hash(sdev, mgid)], node)
 		if (!memcmp(&g->mgid, mgid, sizeof(*mgid)))
 			return g;
 	return NULL;
@@ -93,7 +95,7 @@ int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 	g->mgid = *gid;
 	sroce_mcg_mac(gid, g->mac);
 	g->qp[g->n++] = qp;
-	hlist_add_head(&g->node, &sdev->mcg_hash[sroce_mcg_hash(gid)]);
+	hlist_add_head(&g->node, &sdev->mcg_hash[sroce_mcg_hash(sdev, gid)]);
 	sdev->n_mcg++;
 	spin_unlock_bh(&sdev->mcast_lock);
 	/* the mutex keeps the group (and so its MAC) alive meanwhile */

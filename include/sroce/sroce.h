@@ -164,6 +164,7 @@ struct sroce_dev {
 	struct mutex		mcast_mutex;
 	spinlock_t		mcast_lock;
 	struct hlist_head	mcg_hash[SROCE_MCG_HASH_SIZE];
+	u32			mcg_seed;	/* of the hash, random */
 	u32			n_mcg;
 
 	atomic_t		skb_out;	/* transmitted, not yet freed */
