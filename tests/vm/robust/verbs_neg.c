@@ -2486,6 +2486,155 @@ out:
 	pair_down(&p);
 }
 
+/* Pieces of a buffer, as SGEs of one MR: the gathered or scattered bytes. */
+struct piece {
+	uint32_t off, len;
+};
+
+static uint32_t pieces_sge(struct ibv_sge *sge, const struct piece *pc, int n,
+			   char *buf, uint32_t lkey)
+{
+	uint32_t total = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)buf + pc[i].off, pc[i].len, lkey };
+		total += pc[i].len;
+	}
+	return total;
+}
+
+/*
+ * The stream @want (@len bytes) lies in @buf's pieces in order, and the
+ * byte before and after each piece is still @fill; for a stream shorter
+ * than the pieces, a piece's unused tail is @fill too.  0 or -1 (failed).
+ */
+static int pieces_hold(const char *name, const char *what, const char *buf,
+		       const struct piece *pc, int n, const char *want,
+		       uint32_t len, unsigned char fill)
+{
+	uint32_t at = 0, k, take;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		take = len - at < pc[i].len ? len - at : pc[i].len;
+		if (memcmp(buf + pc[i].off, want + at, take)) {
+			for (k = 0; k < take && buf[pc[i].off + k] == want[at + k]; k++)
+				;
+			failf(name, "%s: piece %d (offset %u) differs at its byte %u", what, i,
+			      pc[i].off, k);
+			return -1;
+		}
+		if (!bytes_are(buf + pc[i].off + take, pc[i].len - take, fill) ||
+		    (unsigned char)buf[pc[i].off - 1] != fill ||
+		    (unsigned char)buf[pc[i].off + pc[i].len] != fill) {
+			failf(name, "%s: bytes around or past the data of piece %d (offset %u) changed",
+			      what, i, pc[i].off);
+			return -1;
+		}
+		at += take;
+	}
+	return 0;
+}
+
+/*
+ * C10-95: a SEND and a WRITE gather their payload from three SGEs (one of
+ * one byte, one across a page boundary; 4001 bytes, four packets), and
+ * C10-94: the receive scatters that SEND over three SGEs and a READ
+ * scatters its response over three: every byte lands in order in its
+ * piece, nothing beside the pieces is touched, byte_len is the message's.
+ */
+static void t_sg_lists(void)
+{
+	const char *name = "sg_lists_send_write_recv_read";
+	static const struct piece gather[] = { { 100, 1000 }, { 5000, 1 }, { 9000, 3000 } };
+	static const struct piece scatter[] = { { 1, 7 }, { 2000, 2500 }, { 10000, 3000 } };
+	static const struct piece rd[] = { { 20000, 10 }, { 24000, 3000 }, { 40000, 2000 } };
+	const struct ibv_qp_cap cap = { .max_send_wr = 16, .max_recv_wr = 16,
+					.max_send_sge = 3, .max_recv_sge = 3 };
+	struct ibv_sge sge[3], rsge[3];
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_recv_wr rwr = {}, *rbad;
+	char *stream = malloc(BUF);
+	uint32_t len, at = 0, i;
+	struct ibv_wc wc;
+	struct pair p = {};
+	int r;
+
+	if (!stream || pair_up_cap(name, &p, 7, cap))
+		goto out;
+	for (i = 0; i < BUF; i++) {
+		p.bufa[i] = (char)(i * 7 + 3);
+		if (i >= 30000)
+			p.bufb[i] = (char)(i * 13 + 5);
+	}
+	for (i = 0; i < 3; i++) {
+		memcpy(stream + at, p.bufa + gather[i].off, gather[i].len);
+		at += gather[i].len;
+	}
+
+	/* SEND gathered, received scattered */
+	len = pieces_sge(sge, gather, 3, p.bufa, p.mra->lkey);
+	pieces_sge(rsge, scatter, 3, p.bufb, p.mrb->lkey);
+	rwr = (struct ibv_recv_wr){ .wr_id = 1, .sg_list = rsge, .num_sge = 3 };
+	wr = (struct ibv_send_wr){ .wr_id = 2, .sg_list = sge, .num_sge = 3,
+				   .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	r = ibv_post_recv(p.b, &rwr, &rbad) ?: ibv_post_send(p.a, &wr, &bad);
+	if (r) {
+		failf(name, "posting the SEND and its receive: got %s, expected 0", errname(r));
+		goto out;
+	}
+	if (want_wc(name, p.cqa, 2, IBV_WC_SUCCESS, 20000))
+		goto out;
+	r = poll1(p.cqb, &wc, 20000);
+	if (r != 1 || wc.wr_id != 1 || wc.status != IBV_WC_SUCCESS || wc.byte_len != len) {
+		failf(name, "receive: got %d completion(s), wr_id %llu status %s byte_len %u, expected wr_id 1 success %u",
+		      r, r == 1 ? (unsigned long long)wc.wr_id : 0ULL,
+		      r == 1 ? st(wc.status) : "-", r == 1 ? wc.byte_len : 0, len);
+		goto out;
+	}
+	if (pieces_hold(name, "SEND", p.bufb, scatter, 3, stream, len, 0xbb))
+		goto out;
+
+	/* WRITE gathered, into one contiguous range */
+	wr = (struct ibv_send_wr){ .wr_id = 3, .sg_list = sge, .num_sge = 3,
+				   .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED };
+	wr.wr.rdma.remote_addr = (uintptr_t)p.bufb + 15000;
+	wr.wr.rdma.rkey = p.mrb->rkey;
+	r = ibv_post_send(p.a, &wr, &bad);
+	if (r || want_wc(name, p.cqa, 3, IBV_WC_SUCCESS, 20000)) {
+		if (r)
+			failf(name, "posting the WRITE: got %s, expected 0", errname(r));
+		goto out;
+	}
+	{
+		const struct piece whole = { 15000, len };
+
+		if (pieces_hold(name, "WRITE", p.bufb, &whole, 1, stream, len, 0xbb))
+			goto out;
+	}
+
+	/* READ of 5010 contiguous bytes, scattered over three pieces */
+	len = pieces_sge(rsge, rd, 3, p.bufa, p.mra->lkey);
+	memset(p.bufa + 19000, 0xaa, BUF - 19000);
+	wr = (struct ibv_send_wr){ .wr_id = 4, .sg_list = rsge, .num_sge = 3,
+				   .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED };
+	wr.wr.rdma.remote_addr = (uintptr_t)p.bufb + 30000;
+	wr.wr.rdma.rkey = p.mrb->rkey;
+	r = ibv_post_send(p.a, &wr, &bad);
+	if (r || want_wc(name, p.cqa, 4, IBV_WC_SUCCESS, 20000)) {
+		if (r)
+			failf(name, "posting the READ: got %s, expected 0", errname(r));
+		goto out;
+	}
+	if (pieces_hold(name, "READ", p.bufa, rd, 3, p.bufb + 30000, len, 0xaa))
+		goto out;
+	pass(name);
+out:
+	free(stream);
+	pair_down(&p);
+}
+
 /*
  * A WRITE posted while the QP is in RTR is refused (EINVAL) and must never
  * run: not even once the QP reaches RTS (librxe left it in the ring).
@@ -5908,6 +6057,7 @@ int main(int argc, char **argv)
 	t_srq_busy();
 	t_special_qp_port(pd, cq);
 	t_write_ok();
+	t_sg_lists();
 	t_sq_depth1_repost();
 	t_cqe_once_write_imm_bad_rkey();
 	t_cqe_once_err_mid_send();
