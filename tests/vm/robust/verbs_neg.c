@@ -1278,6 +1278,118 @@ out:
 	pair_down(&p);
 }
 
+/*
+ * o10-46: atomics only on RC.  On an RC pair a FETCH_ADD lands (the old
+ * value comes back, the target grows by the add); the same WR on a UC QP
+ * completes LOC_QP_OP_ERR, sends nothing (the peer's memory keeps its
+ * value) and puts the QP in SQE.
+ */
+static int fetch_add1(struct ibv_qp *qp, uint64_t id, void *buf, uint32_t lkey,
+		      void *raddr, uint32_t rkey, uint64_t add)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, 8, lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	wr.wr.atomic.remote_addr = (uintptr_t)raddr;
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.compare_add = add;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static void t_atomic_rc_only(void)
+{
+	const char *name = "atomic_rc_lands_uc_refused";
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		  IBV_ACCESS_REMOTE_ATOMIC;
+	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = IBV_QPT_UC };
+	struct ibv_qp_attr qa = { .qp_access_flags = acc | IBV_ACCESS_REMOTE_READ };
+	struct ibv_mr *amr = NULL, *umr = NULL;
+	uint64_t old, now;
+	struct pair p, u = {};
+	int r;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	*(uint64_t *)(p.bufb + 64) = 1000;
+	amr = ibv_reg_mr(p.pd, p.bufb, BUF, acc);
+	if (!amr || ibv_modify_qp(p.b, &qa, IBV_QP_ACCESS_FLAGS)) {
+		failf(name, "setup: atomic MR or access flags: %s", strerror(errno));
+		goto out;
+	}
+	r = fetch_add1(p.a, 1, p.bufa, p.mra->lkey, p.bufb + 64, amr->rkey, 5);
+	if (r) {
+		failf(name, "RC FETCH_ADD: post got %s, expected 0", errname(r));
+		goto out;
+	}
+	if (want_wc(name, p.cqa, 1, IBV_WC_SUCCESS, 20000))
+		goto out;
+	memcpy(&old, p.bufa, 8);
+	memcpy(&now, p.bufb + 64, 8);
+	if (old != 1000 || now != 1005) {
+		failf(name, "RC FETCH_ADD: returned %llu and left %llu, expected 1000 and 1005",
+		      (unsigned long long)old, (unsigned long long)now);
+		goto out;
+	}
+
+	/* the same on UC, whose peer's MR would allow it */
+	u.pd = p.pd;
+	u.cqa = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	u.cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	if (!u.cqa || !u.cqb) {
+		failf(name, "setup: UC CQs: %s", strerror(errno));
+		goto out;
+	}
+	ia.send_cq = ia.recv_cq = u.cqa;
+	u.a = ibv_create_qp(p.pd, &ia);
+	ia.send_cq = ia.recv_cq = u.cqb;
+	u.b = ibv_create_qp(p.pd, &ia);
+	umr = ibv_reg_mr(p.pd, p.bufb + 4096, 4096, acc);
+	if (!u.a || !u.b || !umr || to_init(u.a, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE) ||
+	    to_init(u.b, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE) ||
+	    uc_connect(u.a, u.b->qp_num, 0x3000) || uc_connect(u.b, u.a->qp_num, 0x3000)) {
+		failf(name, "setup: UC pair: %s", strerror(errno));
+		goto out;
+	}
+	*(uint64_t *)(p.bufb + 4096) = 2000;
+	memset(p.bufa + 8, 0xaa, 8);
+	r = fetch_add1(u.a, 2, p.bufa + 8, p.mra->lkey, p.bufb + 4096, umr->rkey, 7);
+	if (r) {
+		failf(name, "UC FETCH_ADD: post got %s, expected 0 and an error completion",
+		      errname(r));
+		goto out;
+	}
+	if (want_wc(name, u.cqa, 2, IBV_WC_LOC_QP_OP_ERR, 20000))
+		goto out;
+	memcpy(&now, p.bufb + 4096, 8);
+	if (now != 2000 || !bytes_are(p.bufa + 8, 8, 0xaa)) {
+		failf(name, "UC FETCH_ADD: the target holds %llu (expected 2000) or the local buffer changed",
+		      (unsigned long long)now);
+		goto out;
+	}
+	if (qp_state(u.a) != IBV_QPS_SQE) {
+		failf(name, "UC QP state %s after the refused atomic, expected SQE",
+		      qps(qp_state(u.a)));
+		goto out;
+	}
+	pass(name);
+out:
+	if (umr)
+		ibv_dereg_mr(umr);
+	if (u.a)
+		ibv_destroy_qp(u.a);
+	if (u.b)
+		ibv_destroy_qp(u.b);
+	if (u.cqa)
+		ibv_destroy_cq(u.cqa);
+	if (u.cqb)
+		ibv_destroy_cq(u.cqb);
+	if (amr)
+		ibv_dereg_mr(amr);
+	pair_down(&p);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Incoming messages in each QP state (10.3.1). */
 
@@ -6058,6 +6170,7 @@ int main(int argc, char **argv)
 	t_special_qp_port(pd, cq);
 	t_write_ok();
 	t_sg_lists();
+	t_atomic_rc_only();
 	t_sq_depth1_repost();
 	t_cqe_once_write_imm_bad_rkey();
 	t_cqe_once_err_mid_send();
