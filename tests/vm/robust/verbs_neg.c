@@ -1390,6 +1390,112 @@ out:
 	pair_down(&p);
 }
 
+/*
+ * C10-102 and C10-114: each QP with a send CQ and a receive CQ of its own,
+ * all four armed on one completion channel.  A SEND's completion goes to
+ * the sender's send CQ and the receive's to the receiver's receive CQ,
+ * the other two stay empty, and the channel reports exactly those two
+ * CQs, once each.
+ */
+static void t_cq_split_events(void)
+{
+	const char *name = "cq_split_send_recv_events";
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct ibv_cq *cq[4] = {}, *ev_cq;	/* a send, a recv, b send, b recv */
+	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = IBV_QPT_RC };
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	int seen[4] = {}, i, n, ev = 0;
+	struct pollfd pfd;
+	struct ibv_wc wc;
+	struct pair p = {};
+	void *ev_ctx;
+
+	p.pd = ibv_alloc_pd(ctx);
+	for (i = 0; i < 4 && ch; i++)
+		cq[i] = ibv_create_cq(ctx, 16, NULL, ch, 0);
+	p.bufa = aligned_alloc(4096, BUF);
+	p.bufb = aligned_alloc(4096, BUF);
+	if (!ch || !p.pd || !cq[3] || !p.bufa || !p.bufb) {
+		failf(name, "setup: %s", strerror(errno));
+		goto out;
+	}
+	ia.send_cq = cq[0];
+	ia.recv_cq = cq[1];
+	p.a = ibv_create_qp(p.pd, &ia);
+	ia.send_cq = cq[2];
+	ia.recv_cq = cq[3];
+	p.b = ibv_create_qp(p.pd, &ia);
+	memset(p.bufa, 0x6d, 256);
+	memset(p.bufb, 0xbb, 512);
+	p.mra = ibv_reg_mr(p.pd, p.bufa, BUF, acc);
+	p.mrb = ibv_reg_mr(p.pd, p.bufb, BUF, acc);
+	if (!p.a || !p.b || !p.mra || !p.mrb || to_init(p.a, acc) || to_init(p.b, acc) ||
+	    connect_pair(p.a, p.b, 0x1000, 0x2000, 7)) {
+		failf(name, "setup: QPs: %s", strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < 4; i++)
+		if (ibv_req_notify_cq(cq[i], 0)) {
+			failf(name, "req_notify_cq %d: %s", i, strerror(errno));
+			goto out;
+		}
+	if (post_recv1(p.b, 2, p.bufb, 512, p.mrb->lkey) ||
+	    post_send1(p.a, 1, p.bufa, 256, p.mra->lkey)) {
+		failf(name, "posting: %s", strerror(errno));
+		goto out;
+	}
+	if (want_wc(name, cq[0], 1, IBV_WC_SUCCESS, 20000) ||
+	    want_wc(name, cq[3], 2, IBV_WC_SUCCESS, 20000))
+		goto out;
+	if (!bytes_are(p.bufb, 256, 0x6d) || !bytes_are(p.bufb + 256, 256, 0xbb)) {
+		failf(name, "the SEND placed the wrong bytes");
+		goto out;
+	}
+	for (i = 0; i < 4; i++) {
+		n = ibv_poll_cq(cq[i], 1, &wc);
+		if (n) {
+			failf(name, "CQ %d (%s %s) holds another completion (wr_id %llu)", i,
+			      i < 2 ? "a's" : "b's", i % 2 ? "receive" : "send",
+			      n > 0 ? (unsigned long long)wc.wr_id : 0ULL);
+			goto out;
+		}
+	}
+	/* the events: a's send CQ and b's receive CQ, once each, no more */
+	pfd = (struct pollfd){ .fd = ch->fd, .events = POLLIN };
+	fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
+	while (poll(&pfd, 1, ev < 2 ? 5000 : 300) == 1) {
+		if (ibv_get_cq_event(ch, &ev_cq, &ev_ctx))
+			break;
+		ibv_ack_cq_events(ev_cq, 1);
+		ev++;
+		for (i = 0; i < 4 && cq[i] != ev_cq; i++)
+			;
+		if (i == 4) {
+			failf(name, "an event for a CQ that is none of the four");
+			goto out;
+		}
+		seen[i]++;
+	}
+	if (seen[0] != 1 || seen[3] != 1 || seen[1] || seen[2]) {
+		failf(name, "events per CQ (a send, a recv, b send, b recv): %d %d %d %d, expected 1 0 0 1",
+		      seen[0], seen[1], seen[2], seen[3]);
+		goto out;
+	}
+	pass(name);
+out:
+	if (p.a)
+		ibv_destroy_qp(p.a);
+	if (p.b)
+		ibv_destroy_qp(p.b);
+	p.a = p.b = NULL;
+	for (i = 0; i < 4; i++)
+		if (cq[i])
+			ibv_destroy_cq(cq[i]);
+	if (ch)
+		ibv_destroy_comp_channel(ch);
+	pair_down(&p);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Incoming messages in each QP state (10.3.1). */
 
@@ -6171,6 +6277,7 @@ int main(int argc, char **argv)
 	t_write_ok();
 	t_sg_lists();
 	t_atomic_rc_only();
+	t_cq_split_events();
 	t_sq_depth1_repost();
 	t_cqe_once_write_imm_bad_rkey();
 	t_cqe_once_err_mid_send();
