@@ -1496,6 +1496,117 @@ out:
 	pair_down(&p);
 }
 
+/* Events on @ch within @ms, each acknowledged; -1 if one is not for @cq. */
+static int cq_events(struct ibv_comp_channel *ch, struct ibv_cq *cq, int ms)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	int n = 0;
+
+	fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
+	while (poll(&pfd, 1, ms) == 1 && !ibv_get_cq_event(ch, &ev_cq, &ev_ctx)) {
+		ibv_ack_cq_events(ev_cq, 1);
+		if (ev_cq != cq)
+			return -1;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * C10-113: arming a CQ that already holds a completion raises no event
+ * for it.  C10-111: arming it twice more leaves one request, and C10-112:
+ * the three completions that follow raise exactly one event; the two
+ * after that event raise none (the CQ is no longer armed).
+ */
+static void t_cq_arm_once(void)
+{
+	const char *name = "cq_arm_once_one_event";
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = IBV_QPT_RC };
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	struct ibv_cq *scq = NULL;
+	struct pair p = {};
+	int i, n;
+
+	p.pd = ibv_alloc_pd(ctx);
+	p.cqb = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	if (ch)
+		scq = ibv_create_cq(ctx, 16, NULL, ch, 0);
+	p.bufa = aligned_alloc(4096, BUF);
+	p.bufb = aligned_alloc(4096, BUF);
+	if (!ch || !p.pd || !scq || !p.cqb || !p.bufa || !p.bufb) {
+		failf(name, "setup: %s", strerror(errno));
+		goto out;
+	}
+	ia.send_cq = ia.recv_cq = scq;
+	p.a = ibv_create_qp(p.pd, &ia);
+	ia.send_cq = ia.recv_cq = p.cqb;
+	p.b = ibv_create_qp(p.pd, &ia);
+	p.mra = ibv_reg_mr(p.pd, p.bufa, BUF, acc);
+	p.mrb = ibv_reg_mr(p.pd, p.bufb, BUF, acc);
+	if (!p.a || !p.b || !p.mra || !p.mrb || to_init(p.a, acc) || to_init(p.b, acc) ||
+	    connect_pair(p.a, p.b, 0x1000, 0x2000, 7)) {
+		failf(name, "setup: QPs: %s", strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < 6; i++)
+		if (post_recv1(p.b, 100 + i, p.bufb + 64 * i, 64, p.mrb->lkey)) {
+			failf(name, "post_recv: %s", strerror(errno));
+			goto out;
+		}
+	/* a completion on the CQ before it is armed, left there */
+	if (post_send1(p.a, 1, p.bufa, 16, p.mra->lkey) ||
+	    want_wc(name, p.cqb, 100, IBV_WC_SUCCESS, 20000))
+		goto out;
+	usleep(100000);		/* the sender's CQE follows the ACK */
+	if (ibv_req_notify_cq(scq, 0)) {
+		failf(name, "req_notify_cq: %s", strerror(errno));
+		goto out;
+	}
+	n = cq_events(ch, scq, 300);
+	if (n) {
+		failf(name, "arming a CQ that holds a completion raised %d event(s), expected none", n);
+		goto out;
+	}
+	if (ibv_req_notify_cq(scq, 0) || ibv_req_notify_cq(scq, 0)) {
+		failf(name, "arming again: %s", strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < 3; i++)
+		if (post_send1(p.a, 2 + i, p.bufa, 16, p.mra->lkey) ||
+		    want_wc(name, p.cqb, 101 + i, IBV_WC_SUCCESS, 20000))
+			goto out;
+	n = cq_events(ch, scq, 2000);
+	if (n != 1) {
+		failf(name, "three completions after three arms raised %d event(s), expected 1", n);
+		goto out;
+	}
+	for (i = 0; i < 2; i++)
+		if (post_send1(p.a, 5 + i, p.bufa, 16, p.mra->lkey) ||
+		    want_wc(name, p.cqb, 104 + i, IBV_WC_SUCCESS, 20000))
+			goto out;
+	n = cq_events(ch, scq, 300);
+	if (n) {
+		failf(name, "completions after the event, not armed again, raised %d event(s), expected none", n);
+		goto out;
+	}
+	for (i = 0; i < 6; i++)
+		if (want_wc(name, scq, 1 + i, IBV_WC_SUCCESS, 5000))
+			goto out;
+	pass(name);
+out:
+	if (p.a)
+		ibv_destroy_qp(p.a);
+	p.a = NULL;
+	if (scq)
+		ibv_destroy_cq(scq);
+	if (ch)
+		ibv_destroy_comp_channel(ch);
+	pair_down(&p);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Incoming messages in each QP state (10.3.1). */
 
@@ -6278,6 +6389,7 @@ int main(int argc, char **argv)
 	t_sg_lists();
 	t_atomic_rc_only();
 	t_cq_split_events();
+	t_cq_arm_once();
 	t_sq_depth1_repost();
 	t_cqe_once_write_imm_bad_rkey();
 	t_cqe_once_err_mid_send();
