@@ -670,6 +670,72 @@ static void t_modify(struct ibv_pd *pd, struct ibv_cq *cq)
 	ibv_destroy_qp(qp);
 }
 
+/*
+ * C10-121: the port's P_Key table has 1 to 65535 entries (here 1, holding
+ * 0xFFFF; an index past it reads nothing).  C10-125: a QP takes a P_Key
+ * index on Reset -> Init: leaving out only PKEY_INDEX, or naming index 1,
+ * is refused (EINVAL) and the QP stays in Reset.
+ */
+static void t_pkey_table(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	const char *name = "pkey_table_and_qp_index";
+	struct ibv_port_attr pa;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qp_access_flags = IBV_ACCESS_LOCAL_WRITE };
+	struct ibv_qp *qp = NULL;
+	__be16 pk = 0;
+	int r;
+
+	if (ibv_query_port(ctx, 1, &pa)) {
+		failf(name, "query_port: %s", strerror(errno));
+		return;
+	}
+	/* a u16: 65535 at most */
+	if (pa.pkey_tbl_len < 1) {
+		failf(name, "pkey_tbl_len %u, expected 1..65535", pa.pkey_tbl_len);
+		return;
+	}
+	if (ibv_query_pkey(ctx, 1, 0, &pk) || pk != htons(0xffff)) {
+		failf(name, "P_Key index 0: %#x (%s), expected 0xffff", ntohs(pk), strerror(errno));
+		return;
+	}
+	if (!ibv_query_pkey(ctx, 1, pa.pkey_tbl_len, &pk)) {
+		failf(name, "P_Key index %u (past the table) read %#x, expected an error",
+		      pa.pkey_tbl_len, ntohs(pk));
+		return;
+	}
+	qp = mk_qp(pd, cq, cap_ok, NULL);
+	if (!qp) {
+		failf(name, "create_qp: %s", strerror(errno));
+		return;
+	}
+	r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (r != EINVAL || qp_state(qp) != IBV_QPS_RESET) {
+		failf(name, "Reset -> Init without PKEY_INDEX: got %s, state %s, expected EINVAL and RESET",
+		      errname(r), qps(qp_state(qp)));
+		goto out;
+	}
+	a.pkey_index = 1;
+	r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS);
+	if (r != EINVAL || qp_state(qp) != IBV_QPS_RESET) {
+		failf(name, "Reset -> Init with P_Key index 1: got %s, state %s, expected EINVAL and RESET",
+		      errname(r), qps(qp_state(qp)));
+		goto out;
+	}
+	a.pkey_index = 0;
+	r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS);
+	if (r || qp_state(qp) != IBV_QPS_INIT) {
+		failf(name, "Reset -> Init with P_Key index 0: got %s, state %s, expected 0 and INIT",
+		      errname(r), qps(qp_state(qp)));
+		goto out;
+	}
+	pass(name);
+out:
+	ibv_destroy_qp(qp);
+}
+
 static void t_srq(struct ibv_pd *pd)
 {
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 0, .max_sge = 1 } };
@@ -6380,6 +6446,7 @@ int main(int argc, char **argv)
 	t_mr(pd);
 	t_mcast(pd, cq);
 	t_modify(pd, cq);
+	t_pkey_table(pd, cq);
 	t_qp_reset_reuse();
 	t_srq(pd);
 	t_busy();
