@@ -2034,6 +2034,72 @@ static int ud_received(const char *name, struct ibv_cq *cq, uint32_t src_qp,
 	return r < 0 ? -1 : n;
 }
 
+/*
+ * C10-151: an immediate error leaves a UD QP as it was.  A SEND with more
+ * SGEs than the QP allows is refused at the post (EINVAL); the QP stays in
+ * RTS, nothing completes for it, and the SEND posted next arrives with its
+ * bytes and completes alone.  (A WRITE on UD is not refused at the post:
+ * librxe writes it to the ring, and the kernel completes it
+ * LOC_QP_OP_ERR when it fetches it.)
+ */
+static void t_ud_immediate_err(void)
+{
+	const char *name = "ud_immediate_error_no_effect";
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = gid, .sgid_index = gid_index, .hop_limit = 64 },
+	};
+	struct ibv_sge sge[2];
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_ah *ah = NULL;
+	struct ibv_wc wc;
+	struct pair p = {};
+	int r, n;
+
+	if (ud_pair_up(name, &p))
+		goto out;
+	ah = ibv_create_ah(p.pd, &aa);
+	if (!ah || post_recv1(p.b, 0, p.bufb, 512, p.mrb->lkey)) {
+		failf(name, "setup: AH or receive: %s", strerror(errno));
+		goto out;
+	}
+	sge[0] = sge[1] = (struct ibv_sge){ (uintptr_t)p.bufa, 32, p.mra->lkey };
+	wr = (struct ibv_send_wr){ .wr_id = 800, .sg_list = sge, .num_sge = 2,
+				   .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = p.b->qp_num;
+	wr.wr.ud.remote_qkey = 0x11111111;
+	r = ibv_post_send(p.a, &wr, &bad);
+	if (r != EINVAL) {
+		failf(name, "SEND with 2 SGEs (max 1): got %s, expected EINVAL", errname(r));
+		goto out;
+	}
+	if (qp_state(p.a) != IBV_QPS_RTS) {
+		failf(name, "QP state %s after the refused posts, expected RTS", qps(qp_state(p.a)));
+		goto out;
+	}
+	memset(p.bufa, 0x42, 64);
+	if (ud_send1(p.a, 802, ah, p.b->qp_num, p.bufa, 64, p.mra->lkey) ||
+	    want_wc(name, p.cqa, 802, IBV_WC_SUCCESS, 10000))
+		goto out;
+	n = ud_received(name, p.cqb, p.a->qp_num, p.bufb, 64, 0x42, 10000);
+	if (n != 1) {
+		if (n >= 0)
+			failf(name, "%d datagrams arrived, expected 1", n);
+		goto out;
+	}
+	if (ibv_poll_cq(p.cqa, 1, &wc)) {
+		failf(name, "a completion beyond the one SEND (wr_id %llu)",
+		      (unsigned long long)wc.wr_id);
+		goto out;
+	}
+	pass(name);
+out:
+	if (ah)
+		ibv_destroy_ah(ah);
+	pair_down(&p);
+}
+
 static int gid_is_v4(const union ibv_gid *g)
 {
 	static const unsigned char v4[12] = { [10] = 0xff, [11] = 0xff };
@@ -6457,6 +6523,7 @@ int main(int argc, char **argv)
 	t_atomic_rc_only();
 	t_cq_split_events();
 	t_cq_arm_once();
+	t_ud_immediate_err();
 	t_sq_depth1_repost();
 	t_cqe_once_write_imm_bad_rkey();
 	t_cqe_once_err_mid_send();
