@@ -1262,37 +1262,51 @@ out:
  * in SQE is flushed, the receive queue keeps working, and SQE -> RTS
  * brings the send queue back.
  */
+/*
+ * p: a PD, a CQ each and two UC QPs connected in RTS (PSN 0x3000), each
+ * with a buffer (a: 0xaa, b: 0xbb) registered for local and remote write.
+ * 0, or -1 after failf(); pair_down() frees what was made either way.
+ */
+static int uc_pair_up(const char *name, struct pair *p)
+{
+	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = IBV_QPT_UC };
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+
+	memset(p, 0, sizeof(*p));
+	p->pd = ibv_alloc_pd(ctx);
+	p->cqa = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	p->cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	p->bufa = aligned_alloc(4096, BUF);
+	p->bufb = aligned_alloc(4096, BUF);
+	if (!p->pd || !p->cqa || !p->cqb || !p->bufa || !p->bufb) {
+		failf(name, "setup: %s", strerror(errno));
+		return -1;
+	}
+	ia.send_cq = ia.recv_cq = p->cqa;
+	p->a = ibv_create_qp(p->pd, &ia);
+	ia.send_cq = ia.recv_cq = p->cqb;
+	p->b = ibv_create_qp(p->pd, &ia);
+	memset(p->bufa, 0xaa, BUF);
+	memset(p->bufb, 0xbb, BUF);
+	p->mra = ibv_reg_mr(p->pd, p->bufa, BUF, acc);
+	p->mrb = ibv_reg_mr(p->pd, p->bufb, BUF, acc);
+	if (!p->a || !p->b || !p->mra || !p->mrb || to_init(p->a, acc) ||
+	    to_init(p->b, acc) || uc_connect(p->a, p->b->qp_num, 0x3000) ||
+	    uc_connect(p->b, p->a->qp_num, 0x3000)) {
+		failf(name, "setup: UC pair: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static void t_uc_sqe(void)
 {
 	const char *name = "uc_send_error_sqe";
-	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = IBV_QPT_UC };
 	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_RTS };
 	struct pair p = {};
-	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 
-	p.pd = ibv_alloc_pd(ctx);
-	p.cqa = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	p.cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	p.bufa = aligned_alloc(4096, BUF);
-	p.bufb = aligned_alloc(4096, BUF);
-	if (!p.pd || !p.cqa || !p.cqb || !p.bufa || !p.bufb) {
-		failf(name, "setup: %s", strerror(errno));
+	if (uc_pair_up(name, &p))
 		goto out;
-	}
-	ia.send_cq = ia.recv_cq = p.cqa;
-	p.a = ibv_create_qp(p.pd, &ia);
-	ia.send_cq = ia.recv_cq = p.cqb;
-	p.b = ibv_create_qp(p.pd, &ia);
-	memset(p.bufa, 0xaa, BUF);
-	memset(p.bufb, 0xbb, BUF);
-	p.mra = ibv_reg_mr(p.pd, p.bufa, BUF, acc);
-	p.mrb = ibv_reg_mr(p.pd, p.bufb, BUF, acc);
-	if (!p.a || !p.b || !p.mra || !p.mrb || to_init(p.a, acc) ||
-	    to_init(p.b, acc) || uc_connect(p.a, p.b->qp_num, 0x3000) ||
-	    uc_connect(p.b, p.a->qp_num, 0x3000)) {
-		failf(name, "setup: UC pair: %s", strerror(errno));
-		goto out;
-	}
 	/* a SEND through a key that does not exist, and one behind it */
 	if (post_send1(p.a, 900, p.bufa, 64, p.mra->lkey ^ 0x5a5a00) ||
 	    post_send1(p.a, 901, p.bufa, 64, p.mra->lkey)) {
@@ -1369,7 +1383,6 @@ static void t_atomic_rc_only(void)
 	const char *name = "atomic_rc_lands_uc_refused";
 	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		  IBV_ACCESS_REMOTE_ATOMIC;
-	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = IBV_QPT_UC };
 	struct ibv_qp_attr qa = { .qp_access_flags = acc | IBV_ACCESS_REMOTE_READ };
 	struct ibv_mr *amr = NULL, *umr = NULL;
 	uint64_t old, now;
@@ -1400,27 +1413,15 @@ static void t_atomic_rc_only(void)
 	}
 
 	/* the same on UC, whose peer's MR would allow it */
-	u.pd = p.pd;
-	u.cqa = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	u.cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	if (!u.cqa || !u.cqb) {
-		failf(name, "setup: UC CQs: %s", strerror(errno));
+	if (uc_pair_up(name, &u))
+		goto out;
+	umr = ibv_reg_mr(u.pd, u.bufb + 4096, 4096, acc);
+	if (!umr) {
+		failf(name, "setup: UC atomic MR: %s", strerror(errno));
 		goto out;
 	}
-	ia.send_cq = ia.recv_cq = u.cqa;
-	u.a = ibv_create_qp(p.pd, &ia);
-	ia.send_cq = ia.recv_cq = u.cqb;
-	u.b = ibv_create_qp(p.pd, &ia);
-	umr = ibv_reg_mr(p.pd, p.bufb + 4096, 4096, acc);
-	if (!u.a || !u.b || !umr || to_init(u.a, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE) ||
-	    to_init(u.b, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE) ||
-	    uc_connect(u.a, u.b->qp_num, 0x3000) || uc_connect(u.b, u.a->qp_num, 0x3000)) {
-		failf(name, "setup: UC pair: %s", strerror(errno));
-		goto out;
-	}
-	*(uint64_t *)(p.bufb + 4096) = 2000;
-	memset(p.bufa + 8, 0xaa, 8);
-	r = fetch_add1(u.a, 2, p.bufa + 8, p.mra->lkey, p.bufb + 4096, umr->rkey, 7);
+	*(uint64_t *)(u.bufb + 4096) = 2000;
+	r = fetch_add1(u.a, 2, u.bufa + 8, u.mra->lkey, u.bufb + 4096, umr->rkey, 7);
 	if (r) {
 		failf(name, "UC FETCH_ADD: post got %s, expected 0 and an error completion",
 		      errname(r));
@@ -1428,8 +1429,8 @@ static void t_atomic_rc_only(void)
 	}
 	if (want_wc(name, u.cqa, 2, IBV_WC_LOC_QP_OP_ERR, 20000))
 		goto out;
-	memcpy(&now, p.bufb + 4096, 8);
-	if (now != 2000 || !bytes_are(p.bufa + 8, 8, 0xaa)) {
+	memcpy(&now, u.bufb + 4096, 8);
+	if (now != 2000 || !bytes_are(u.bufa + 8, 8, 0xaa)) {
 		failf(name, "UC FETCH_ADD: the target holds %llu (expected 2000) or the local buffer changed",
 		      (unsigned long long)now);
 		goto out;
@@ -1443,17 +1444,37 @@ static void t_atomic_rc_only(void)
 out:
 	if (umr)
 		ibv_dereg_mr(umr);
-	if (u.a)
-		ibv_destroy_qp(u.a);
-	if (u.b)
-		ibv_destroy_qp(u.b);
-	if (u.cqa)
-		ibv_destroy_cq(u.cqa);
-	if (u.cqb)
-		ibv_destroy_cq(u.cqb);
+	pair_down(&u);
 	if (amr)
 		ibv_dereg_mr(amr);
 	pair_down(&p);
+}
+
+/*
+ * Completion events on @ch, the first within @ms and each next within
+ * @more_ms, each acknowledged and counted in @seen by its CQ's place in
+ * @cqs (@n of them): how many, or -1 for an event on a CQ not in @cqs.
+ */
+static int cq_events(struct ibv_comp_channel *ch, struct ibv_cq **cqs, int n,
+		     int *seen, int ms, int more_ms)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	int ev = 0, i;
+
+	fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
+	while (poll(&pfd, 1, ev ? more_ms : ms) == 1 &&
+	       !ibv_get_cq_event(ch, &ev_cq, &ev_ctx)) {
+		ibv_ack_cq_events(ev_cq, 1);
+		for (i = 0; i < n && cqs[i] != ev_cq; i++)
+			;
+		if (i == n)
+			return -1;
+		seen[i]++;
+		ev++;
+	}
+	return ev;
 }
 
 /*
@@ -1467,14 +1488,12 @@ static void t_cq_split_events(void)
 {
 	const char *name = "cq_split_send_recv_events";
 	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
-	struct ibv_cq *cq[4] = {}, *ev_cq;	/* a send, a recv, b send, b recv */
+	struct ibv_cq *cq[4] = {};	/* a send, a recv, b send, b recv */
 	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = IBV_QPT_RC };
 	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-	int seen[4] = {}, i, n, ev = 0;
-	struct pollfd pfd;
+	int seen[4] = {}, i, n;
 	struct ibv_wc wc;
 	struct pair p = {};
-	void *ev_ctx;
 
 	p.pd = ibv_alloc_pd(ctx);
 	for (i = 0; i < 4 && ch; i++)
@@ -1527,20 +1546,9 @@ static void t_cq_split_events(void)
 		}
 	}
 	/* the events: a's send CQ and b's receive CQ, once each, no more */
-	pfd = (struct pollfd){ .fd = ch->fd, .events = POLLIN };
-	fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
-	while (poll(&pfd, 1, ev < 2 ? 5000 : 300) == 1) {
-		if (ibv_get_cq_event(ch, &ev_cq, &ev_ctx))
-			break;
-		ibv_ack_cq_events(ev_cq, 1);
-		ev++;
-		for (i = 0; i < 4 && cq[i] != ev_cq; i++)
-			;
-		if (i == 4) {
-			failf(name, "an event for a CQ that is none of the four");
-			goto out;
-		}
-		seen[i]++;
+	if (cq_events(ch, cq, 4, seen, 5000, 2000) < 0) {
+		failf(name, "an event for a CQ that is none of the four");
+		goto out;
 	}
 	if (seen[0] != 1 || seen[3] != 1 || seen[1] || seen[2]) {
 		failf(name, "events per CQ (a send, a recv, b send, b recv): %d %d %d %d, expected 1 0 0 1",
@@ -1562,24 +1570,6 @@ out:
 	pair_down(&p);
 }
 
-/* Events on @ch within @ms, each acknowledged; -1 if one is not for @cq. */
-static int cq_events(struct ibv_comp_channel *ch, struct ibv_cq *cq, int ms)
-{
-	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
-	struct ibv_cq *ev_cq;
-	void *ev_ctx;
-	int n = 0;
-
-	fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
-	while (poll(&pfd, 1, ms) == 1 && !ibv_get_cq_event(ch, &ev_cq, &ev_ctx)) {
-		ibv_ack_cq_events(ev_cq, 1);
-		if (ev_cq != cq)
-			return -1;
-		n++;
-	}
-	return n;
-}
-
 /*
  * C10-113: arming a CQ that already holds a completion raises no event
  * for it.  C10-111: arming it twice more leaves one request, and C10-112:
@@ -1594,7 +1584,7 @@ static void t_cq_arm_once(void)
 	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 	struct ibv_cq *scq = NULL;
 	struct pair p = {};
-	int i, n;
+	int i, n, seen[1] = {};
 
 	p.pd = ibv_alloc_pd(ctx);
 	p.cqb = ibv_create_cq(ctx, 16, NULL, NULL, 0);
@@ -1631,7 +1621,7 @@ static void t_cq_arm_once(void)
 		failf(name, "req_notify_cq: %s", strerror(errno));
 		goto out;
 	}
-	n = cq_events(ch, scq, 300);
+	n = cq_events(ch, &scq, 1, seen, 300, 300);
 	if (n) {
 		failf(name, "arming a CQ that holds a completion raised %d event(s), expected none", n);
 		goto out;
@@ -1644,7 +1634,7 @@ static void t_cq_arm_once(void)
 		if (post_send1(p.a, 2 + i, p.bufa, 16, p.mra->lkey) ||
 		    want_wc(name, p.cqb, 101 + i, IBV_WC_SUCCESS, 20000))
 			goto out;
-	n = cq_events(ch, scq, 2000);
+	n = cq_events(ch, &scq, 1, seen, 2000, 2000);
 	if (n != 1) {
 		failf(name, "three completions after three arms raised %d event(s), expected 1", n);
 		goto out;
@@ -1653,7 +1643,7 @@ static void t_cq_arm_once(void)
 		if (post_send1(p.a, 5 + i, p.bufa, 16, p.mra->lkey) ||
 		    want_wc(name, p.cqb, 104 + i, IBV_WC_SUCCESS, 20000))
 			goto out;
-	n = cq_events(ch, scq, 300);
+	n = cq_events(ch, &scq, 1, seen, 300, 300);
 	if (n) {
 		failf(name, "completions after the event, not armed again, raised %d event(s), expected none", n);
 		goto out;
