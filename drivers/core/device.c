@@ -72,7 +72,8 @@ static int sroce_query_device(struct ib_device *ibdev,
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 SROCE_DEVICE_MEM_PLACEMENT;
 	attr->max_fast_reg_page_list_len = SROCE_MAX_FAST_REG_PAGES;
-	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG |
+				 IBK_BLOCK_MULTICAST_LOOPBACK;
 	attr->max_send_sge = SROCE_MAX_SGE;
 	attr->max_recv_sge = SROCE_MAX_SGE;
 	attr->max_sge_rd = SROCE_MAX_SGE;

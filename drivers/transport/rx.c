@@ -130,6 +130,15 @@ static void sroce_rcv_mcast(struct sroce_dev *sdev, struct sk_buff *skb,
 	n = sroce_mcast_qps(sdev, mgid, qps, ARRAY_SIZE(qps));
 	if (!n)
 		sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP);
+	/* IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK: not back to its sender */
+	if (from && from->block_mc_loop) {
+		for (i = 0; i < n && qps[i] != from; i++)
+			;
+		if (i < n) {
+			sroce_qp_put(qps[i]);
+			qps[i] = qps[--n];
+		}
+	}
 	for (i = 0; i < n; i++) {
 		struct sk_buff *c = i == n - 1 ? skb : skb_clone(skb, GFP_ATOMIC);
 

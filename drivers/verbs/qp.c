@@ -156,8 +156,12 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->create_flags)
+	if (init->create_flags & ~IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK)
 		return -EOPNOTSUPP;
+	/* only a UD QP sends to a multicast group */
+	if ((init->create_flags & IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK) &&
+	    init->qp_type != IB_QPT_UD)
+		return -EINVAL;
 	if (init->srq && init->qp_type == IB_QPT_GSI)
 		return -EINVAL;
 	if (!init->send_cq || !init->recv_cq)
@@ -185,6 +189,8 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->srq = init->srq ? to_ssrq(init->srq) : NULL;
 	qp->recv_pd = qp->srq ? to_spd(init->srq->pd) : qp->pd;
 	qp->sq_sig_type = init->sq_sig_type;
+	qp->block_mc_loop = !!(init->create_flags &
+			       IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK);
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->done);
 	spin_lock_init(&qp->sq.lock);
@@ -492,6 +498,8 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->srq = qp->srq ? &qp->srq->ibsrq : NULL;
 	init->cap = attr->cap;
 	init->sq_sig_type = qp->sq_sig_type;
+	init->create_flags = qp->block_mc_loop ?
+			     IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK : 0;
 	sroce_qp_unlock(qp);
 	return 0;
 }

@@ -613,6 +613,7 @@ struct sroce_qp {
 	u64			serial;		/* never reused, unlike the QPN */
 	bool			dying;
 	enum ib_qp_type		type;
+	bool			block_mc_loop;	/* its own multicast not looped back */
 	enum ib_qp_state	state;		/* written under eng_lock */
 	/*
 	 * The engine: a pass does all requester, responder and completer

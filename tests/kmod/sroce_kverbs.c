@@ -2,9 +2,10 @@
 /*
  * Kernel-consumer verbs test: what only a kernel ULP can post (fast
  * registration, local invalidate) and remote invalidation, between two RC
- * QPs of one device in loopback.  Each case prints "sroce_kverbs: PASS
- * <name>" or "FAIL <name>: why", then a tally; loading fails (-EIO) if
- * any case failed.
+ * QPs of one device in loopback, and what only a kernel ULP can ask for
+ * (a UD QP blocking its own multicast loopback).  Each case prints
+ * "sroce_kverbs: PASS <name>" or "FAIL <name>: why", then a tally; loading
+ * fails (-EIO) if any case failed.
  */
 #include <linux/module.h>
 #include <linux/version.h>
@@ -757,6 +758,236 @@ static void kv_case_cq_resize(struct kv_ctx *c, struct ib_mr *mr)
 	kv_pass(c, name);
 }
 
+/* A UD QP of its own CQ, through INIT and RTR to RTS. */
+static int kv_ud_create(struct kv_ctx *c, struct kv_qp *q, u32 flags)
+{
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_UD,
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.create_flags = flags,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT, .port_num = 1, .qkey = 0x11111111,
+	};
+	int err;
+
+	q->cq = ib_alloc_cq(c->dev, NULL, 16, 0, IB_POLL_DIRECT);
+	if (IS_ERR(q->cq)) {
+		err = PTR_ERR(q->cq);
+		q->cq = NULL;
+		return err;
+	}
+	init.send_cq = q->cq;
+	init.recv_cq = q->cq;
+	q->qp = ib_create_qp(c->pd, &init);
+	if (IS_ERR(q->qp)) {
+		err = PTR_ERR(q->qp);
+		q->qp = NULL;
+		return err;
+	}
+	err = ib_modify_qp(q->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_QKEY);
+	if (err)
+		return err;
+	attr.qp_state = IB_QPS_RTR;
+	err = ib_modify_qp(q->qp, &attr, IB_QP_STATE);
+	if (err)
+		return err;
+	attr.qp_state = IB_QPS_RTS;
+	attr.sq_psn = 7;
+	return ib_modify_qp(q->qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN);
+}
+
+/*
+ * The datagrams @q receives: up to @want within 5 s, then any more within
+ * 0.5 s; each must be the 64 bytes of @v from QP @src_qpn.  Returns their
+ * number, or -1 (failed).
+ */
+static int kv_ud_count(struct kv_ctx *c, const char *name, struct kv_qp *q,
+		       u8 *buf, u32 src_qpn, u8 v, int want)
+{
+	struct ib_wc wc;
+	int n = 0;
+
+	while (!kv_poll_ms(q, &wc, n < want ? 5000 : 500)) {
+		u8 *got = buf + (wc.wr_id & 1) * 256 + sizeof(struct ib_grh);
+
+		if (wc.status != IB_WC_SUCCESS || wc.opcode != IB_WC_RECV ||
+		    wc.byte_len != 64 + sizeof(struct ib_grh) ||
+		    wc.src_qp != src_qpn || memchr_inv(got, v, 64)) {
+			kv_fail(c, name, "datagram wr_id %llu: status %s opcode %d byte_len %u src_qp %u, want 104 bytes of 0x%x from %u",
+				wc.wr_id, ib_wc_status_msg(wc.status), wc.opcode,
+				wc.byte_len, wc.src_qp, v, src_qpn);
+			return -1;
+		}
+		n++;
+	}
+	return n;
+}
+
+/*
+ * IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK (a kernel ULP's flag; librxe
+ * passes no create flags): a UD QP created with it gets none of its own
+ * datagrams to a group it is attached to, while the other attached QP
+ * does; without it, the sender gets its own (o10-36).  Only UD takes it.
+ */
+static void kv_case_mcast_block_self(struct kv_ctx *c)
+{
+	const char *name = "kernel_mcast_block_self_loopback";
+	union ib_gid mgid = { .raw = { [10] = 0xff, [11] = 0xff,
+				       239, 7, 7, 9 } };
+	struct ib_qp_init_attr rc = {
+		.qp_type = IB_QPT_RC,
+		.create_flags = IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct kv_qp q[2] = {};		/* 0: created blocked, 1: not */
+	struct rdma_ah_attr ah_attr = {};
+	struct ib_qp_init_attr qia;
+	struct ib_qp_attr qa;
+	struct ib_ah *ah = NULL;
+	bool att[2] = {};
+	int i, k, round, n, err;
+	struct ib_qp *qp;
+
+	if (!(c->dev->attrs.kernel_cap_flags & IBK_BLOCK_MULTICAST_LOOPBACK)) {
+		kv_fail(c, name, "IBK_BLOCK_MULTICAST_LOOPBACK not advertised");
+		return;
+	}
+	rc.send_cq = rc.recv_cq = ib_alloc_cq(c->dev, NULL, 4, 0, IB_POLL_DIRECT);
+	if (IS_ERR(rc.send_cq)) {
+		kv_fail(c, name, "CQ: %ld", PTR_ERR(rc.send_cq));
+		return;
+	}
+	qp = ib_create_qp(c->pd, &rc);
+	ib_free_cq(rc.send_cq);
+	if (!IS_ERR(qp) || PTR_ERR(qp) != -EINVAL) {
+		kv_fail(c, name, "RC QP with the flag: %ld, want -EINVAL",
+			IS_ERR(qp) ? PTR_ERR(qp) : 0L);
+		if (!IS_ERR(qp))
+			ib_destroy_qp(qp);
+		return;
+	}
+	err = kv_ud_create(c, &q[0], IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK) ?:
+	      kv_ud_create(c, &q[1], 0);
+	if (err) {
+		kv_fail(c, name, "UD QPs: %d", err);
+		goto out;
+	}
+	err = ib_query_qp(q[0].qp, &qa, 0, &qia);
+	if (err || qia.create_flags != IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK) {
+		kv_fail(c, name, "query: %d, create_flags 0x%x", err, qia.create_flags);
+		goto out;
+	}
+	for (i = 0; i < 2; i++) {
+		err = ib_attach_mcast(q[i].qp, &mgid, 0);
+		if (err) {
+			kv_fail(c, name, "attach QP %d: %d", i, err);
+			goto out;
+		}
+		att[i] = true;
+	}
+	ah_attr.type = rdma_ah_find_type(c->dev, 1);
+	rdma_ah_set_port_num(&ah_attr, 1);
+	rdma_ah_set_grh(&ah_attr, &mgid, 0, c->sgid_index, 1, 0);
+	ah = rdma_create_ah(c->pd, &ah_attr, RDMA_CREATE_AH_SLEEPABLE);
+	if (IS_ERR(ah)) {
+		kv_fail(c, name, "AH: %ld", PTR_ERR(ah));
+		ah = NULL;
+		goto out;
+	}
+	/* round 0: the blocked QP sends; round 1: the other one */
+	for (round = 0; round < 2; round++) {
+		u8 v = 0x60 + round;
+		struct ib_sge sge = { .addr = (uintptr_t)c->src, .length = 64,
+				      .lkey = c->pd->local_dma_lkey };
+		struct ib_ud_wr wr = {
+			.wr = { .wr_id = 50 + round, .opcode = IB_WR_SEND,
+				.sg_list = &sge, .num_sge = 1 },
+			.ah = ah, .remote_qpn = 0xffffff,
+			.remote_qkey = 0x11111111,
+		};
+		const struct ib_recv_wr *rbad;
+		int want[2] = { round, 1 };
+
+		memset(c->dst, 0, 1024);
+		for (i = 0; i < 2; i++) {
+			for (k = 0; k < 2; k++) {
+				struct ib_sge rs = {
+					.addr = (uintptr_t)c->dst + i * 512 + k * 256,
+					.length = 256,
+					.lkey = c->pd->local_dma_lkey,
+				};
+				struct ib_recv_wr rwr = { .wr_id = k, .sg_list = &rs,
+							  .num_sge = 1 };
+
+				err = ib_post_recv(q[i].qp, &rwr, &rbad);
+				if (err) {
+					kv_fail(c, name, "post_recv: %d", err);
+					goto out;
+				}
+			}
+		}
+		memset(c->src, v, 64);
+		if (kv_post_send(&q[round], &wr.wr) ||
+		    kv_expect(c, name, &q[round], 50 + round, IB_WC_SUCCESS,
+			      IB_WC_SEND, NULL))
+			goto out;
+		for (i = 0; i < 2; i++) {
+			n = kv_ud_count(c, name, &q[i], c->dst + i * 512,
+					q[round].qp->qp_num, v, want[i]);
+			if (n < 0)
+				goto out;
+			if (n != want[i]) {
+				kv_fail(c, name, "QP %d (%s) sent; QP %d (%s) received %d copies, want %d",
+					round, round ? "not blocked" : "blocked", i,
+					i ? "not blocked" : "blocked", n, want[i]);
+				goto out;
+			}
+		}
+		/* the receive WQE left over by a one-copy round */
+		for (i = 0; i < 2; i++) {
+			struct ib_qp_attr ra = { .qp_state = IB_QPS_RESET };
+
+			ib_modify_qp(q[i].qp, &ra, IB_QP_STATE);
+			while (ib_poll_cq(q[i].cq, 1, &(struct ib_wc){}) > 0)
+				;
+		}
+		for (i = 0; i < 2 && round == 0; i++) {
+			struct ib_qp_attr ra = {
+				.qp_state = IB_QPS_INIT, .port_num = 1,
+				.qkey = 0x11111111,
+			};
+
+			err = ib_modify_qp(q[i].qp, &ra, IB_QP_STATE |
+					   IB_QP_PKEY_INDEX | IB_QP_PORT |
+					   IB_QP_QKEY);
+			ra.qp_state = IB_QPS_RTR;
+			err = err ?: ib_modify_qp(q[i].qp, &ra, IB_QP_STATE);
+			ra.qp_state = IB_QPS_RTS;
+			ra.sq_psn = 7;
+			err = err ?: ib_modify_qp(q[i].qp, &ra, IB_QP_STATE |
+						  IB_QP_SQ_PSN);
+			if (err) {
+				kv_fail(c, name, "QP %d back to RTS: %d", i, err);
+				goto out;
+			}
+		}
+	}
+	kv_pass(c, name);
+out:
+	if (ah)
+		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+	for (i = 0; i < 2; i++) {
+		if (att[i])
+			ib_detach_mcast(q[i].qp, &mgid, 0);
+		kv_qp_destroy(&q[i]);
+	}
+}
+
 static int kv_buffers(struct kv_ctx *c)
 {
 	int i;
@@ -850,6 +1081,7 @@ static int __init sroce_kverbs_init(void)
 	kv_case_inv_not_fast(c);
 	kv_case_remote_inv_other_pd(c);
 	kv_case_reg_bad_key(c, mr);
+	kv_case_mcast_block_self(c);
 	kv_qp_destroy(&c->a);
 	kv_qp_destroy(&c->b);
 	ib_dereg_mr(mr);
