@@ -2990,15 +2990,19 @@ static int pieces_hold(const char *name, const char *what, const char *buf,
 
 /*
  * C10-95: a SEND and a WRITE gather their payload from three SGEs (one of
- * one byte, one across a page boundary; 4001 bytes, four packets), and
- * C10-94: the receive scatters that SEND over three SGEs and a READ
+ * one byte, one across a page boundary), twice: 4001 bytes in four packets
+ * (loopback takes such payloads by reference) and 301 bytes (copied), and
+ * C10-94: the receive scatters each SEND over three SGEs and a READ
  * scatters its response over three: every byte lands in order in its
  * piece, nothing beside the pieces is touched, byte_len is the message's.
  */
 static void t_sg_lists(void)
 {
 	const char *name = "sg_lists_send_write_recv_read";
-	static const struct piece gather[] = { { 100, 1000 }, { 5000, 1 }, { 9000, 3000 } };
+	static const struct piece gathers[2][3] = {
+		{ { 100, 1000 }, { 5000, 1 }, { 9000, 3000 } },
+		{ { 200, 100 }, { 5001, 1 }, { 8100, 200 } },
+	};
 	static const struct piece scatter[] = { { 1, 7 }, { 2000, 2500 }, { 10000, 3000 } };
 	static const struct piece rd[] = { { 20000, 10 }, { 24000, 3000 }, { 40000, 2000 } };
 	const struct ibv_qp_cap cap = { .max_send_wr = 16, .max_recv_wr = 16,
@@ -3007,10 +3011,10 @@ static void t_sg_lists(void)
 	struct ibv_send_wr wr = {}, *bad;
 	struct ibv_recv_wr rwr = {}, *rbad;
 	char *stream = malloc(BUF);
-	uint32_t len, at = 0, i;
+	uint32_t len, at, i;
 	struct ibv_wc wc;
 	struct pair p = {};
-	int r;
+	int r, g;
 
 	if (!stream || pair_up_cap(name, &p, 7, cap))
 		goto out;
@@ -3019,49 +3023,58 @@ static void t_sg_lists(void)
 		if (i >= 30000)
 			p.bufb[i] = (char)(i * 13 + 5);
 	}
-	for (i = 0; i < 3; i++) {
-		memcpy(stream + at, p.bufa + gather[i].off, gather[i].len);
-		at += gather[i].len;
-	}
+	for (g = 0; g < 2; g++) {
+		const struct piece *gather = gathers[g];
+		const struct piece whole = { 15000 + 5000 * g, 0 };
+		struct piece w = whole;
 
-	/* SEND gathered, received scattered */
-	len = pieces_sge(sge, gather, 3, p.bufa, p.mra->lkey);
-	pieces_sge(rsge, scatter, 3, p.bufb, p.mrb->lkey);
-	rwr = (struct ibv_recv_wr){ .wr_id = 1, .sg_list = rsge, .num_sge = 3 };
-	wr = (struct ibv_send_wr){ .wr_id = 2, .sg_list = sge, .num_sge = 3,
-				   .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
-	r = ibv_post_recv(p.b, &rwr, &rbad) ?: ibv_post_send(p.a, &wr, &bad);
-	if (r) {
-		failf(name, "posting the SEND and its receive: got %s, expected 0", errname(r));
-		goto out;
-	}
-	if (want_wc(name, p.cqa, 2, IBV_WC_SUCCESS, 20000))
-		goto out;
-	r = poll1(p.cqb, &wc, 20000);
-	if (r != 1 || wc.wr_id != 1 || wc.status != IBV_WC_SUCCESS || wc.byte_len != len) {
-		failf(name, "receive: got %d completion(s), wr_id %llu status %s byte_len %u, expected wr_id 1 success %u",
-		      r, r == 1 ? (unsigned long long)wc.wr_id : 0ULL,
-		      r == 1 ? st(wc.status) : "-", r == 1 ? wc.byte_len : 0, len);
-		goto out;
-	}
-	if (pieces_hold(name, "SEND", p.bufb, scatter, 3, stream, len, 0xbb))
-		goto out;
+		for (i = 0, at = 0; i < 3; i++) {
+			memcpy(stream + at, p.bufa + gather[i].off, gather[i].len);
+			at += gather[i].len;
+		}
+		/* SEND gathered, received scattered */
+		len = pieces_sge(sge, gather, 3, p.bufa, p.mra->lkey);
+		pieces_sge(rsge, scatter, 3, p.bufb, p.mrb->lkey);
+		memset(p.bufb, 0xbb, 30000);
+		rwr = (struct ibv_recv_wr){ .wr_id = 1, .sg_list = rsge, .num_sge = 3 };
+		wr = (struct ibv_send_wr){ .wr_id = 2, .sg_list = sge, .num_sge = 3,
+					   .opcode = IBV_WR_SEND,
+					   .send_flags = IBV_SEND_SIGNALED };
+		r = ibv_post_recv(p.b, &rwr, &rbad) ?: ibv_post_send(p.a, &wr, &bad);
+		if (r) {
+			failf(name, "posting the %u-byte SEND and its receive: got %s, expected 0",
+			      len, errname(r));
+			goto out;
+		}
+		if (want_wc(name, p.cqa, 2, IBV_WC_SUCCESS, 20000))
+			goto out;
+		r = poll1(p.cqb, &wc, 20000);
+		if (r != 1 || wc.wr_id != 1 || wc.status != IBV_WC_SUCCESS || wc.byte_len != len) {
+			failf(name, "receive: got %d completion(s), wr_id %llu status %s byte_len %u, expected wr_id 1 success %u",
+			      r, r == 1 ? (unsigned long long)wc.wr_id : 0ULL,
+			      r == 1 ? st(wc.status) : "-", r == 1 ? wc.byte_len : 0, len);
+			goto out;
+		}
+		if (pieces_hold(name, g ? "301-byte SEND" : "SEND", p.bufb, scatter, 3,
+				stream, len, 0xbb))
+			goto out;
 
-	/* WRITE gathered, into one contiguous range */
-	wr = (struct ibv_send_wr){ .wr_id = 3, .sg_list = sge, .num_sge = 3,
-				   .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED };
-	wr.wr.rdma.remote_addr = (uintptr_t)p.bufb + 15000;
-	wr.wr.rdma.rkey = p.mrb->rkey;
-	r = ibv_post_send(p.a, &wr, &bad);
-	if (r || want_wc(name, p.cqa, 3, IBV_WC_SUCCESS, 20000)) {
-		if (r)
-			failf(name, "posting the WRITE: got %s, expected 0", errname(r));
-		goto out;
-	}
-	{
-		const struct piece whole = { 15000, len };
-
-		if (pieces_hold(name, "WRITE", p.bufb, &whole, 1, stream, len, 0xbb))
+		/* WRITE gathered, into one contiguous range */
+		wr = (struct ibv_send_wr){ .wr_id = 3, .sg_list = sge, .num_sge = 3,
+					   .opcode = IBV_WR_RDMA_WRITE,
+					   .send_flags = IBV_SEND_SIGNALED };
+		wr.wr.rdma.remote_addr = (uintptr_t)p.bufb + whole.off;
+		wr.wr.rdma.rkey = p.mrb->rkey;
+		r = ibv_post_send(p.a, &wr, &bad);
+		if (r || want_wc(name, p.cqa, 3, IBV_WC_SUCCESS, 20000)) {
+			if (r)
+				failf(name, "posting the %u-byte WRITE: got %s, expected 0",
+				      len, errname(r));
+			goto out;
+		}
+		w.len = len;
+		if (pieces_hold(name, g ? "301-byte WRITE" : "WRITE", p.bufb, &w, 1,
+				stream, len, 0xbb))
 			goto out;
 	}
 
