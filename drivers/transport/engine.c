@@ -21,6 +21,21 @@ void sroce_qp_sched(struct sroce_qp *qp)
 	queue_work_on(qp->cpu, sroce_wq, &qp->work);
 }
 
+/*
+ * The worker on the CPU of the softirq that received a packet: that CPU
+ * runs now, while the QP's may be busy with another task, or (a vCPU)
+ * not running at all, and a wakeup there waits for it.  A work item
+ * still running elsewhere is queued there instead (non-reentrant).
+ */
+void sroce_qp_sched_here(struct sroce_qp *qp)
+{
+	if (!in_serving_softirq()) {
+		sroce_qp_sched(qp);
+		return;
+	}
+	queue_work_on(smp_processor_id(), sroce_wq, &qp->work);
+}
+
 /* Completion into the send/receive CQ; the handler is called after the pass. */
 void sroce_post_scq(struct sroce_qp *qp, const struct ib_wc *wc)
 {

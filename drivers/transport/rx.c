@@ -85,10 +85,11 @@ static bool sroce_transport_matches(const struct sroce_qp *qp, u32 mask)
  * NULL: the loopback sender, or the pass that sent it to another device
  * of this host and whose transmit runs this softirq (sroce_rx_runner).
  * That pass runs @qp's engine itself once it is done (sroce_engine_chain),
- * which saves a worker wakeup per hop.
+ * which saves a worker wakeup per hop.  With no such pass, @here asks for
+ * the worker on this CPU (sroce_qp_sched_here).
  */
 static void sroce_rx_enqueue(struct sroce_qp *qp, struct sk_buff *skb,
-			     bool req, struct sroce_qp *from)
+			     bool req, struct sroce_qp *from, bool here)
 {
 	struct sk_buff_head *q = req ? &qp->req_rxq : &qp->resp_rxq;
 
@@ -111,7 +112,10 @@ static void sroce_rx_enqueue(struct sroce_qp *qp, struct sk_buff *skb,
 			return;
 		}
 	}
-	sroce_qp_sched(qp);
+	if (here)
+		sroce_qp_sched_here(qp);
+	else
+		sroce_qp_sched(qp);
 }
 
 /* A UD datagram to a multicast GID goes to every QP attached to it. */
@@ -143,7 +147,7 @@ static void sroce_rcv_mcast(struct sroce_dev *sdev, struct sk_buff *skb,
 		struct sk_buff *c = i == n - 1 ? skb : skb_clone(skb, GFP_ATOMIC);
 
 		if (c)
-			sroce_rx_enqueue(qps[i], c, true, from);
+			sroce_rx_enqueue(qps[i], c, true, from, false);
 		sroce_qp_put(qps[i]);
 	}
 	if (!n)
@@ -284,8 +288,15 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 	}
 	/* counted once: on its QP (which may be bound to a counter) or here */
 	sroce_qp_count_n(qp, SROCE_CNT_RX_PKTS, npkts);
-	sroce_rx_enqueue(qp, skb, h.info->mask & SROCE_M_REQ,
-			 from ?: sroce_rx_runner(skb, h.bth.dqpn));
+	if (!from)
+		from = sroce_rx_runner(skb, h.bth.dqpn);
+	/*
+	 * From a NIC: what ends a message (or acknowledges) is what a peer
+	 * waits for; a stream's earlier packets keep to the QP's CPU, so that
+	 * this softirq overlaps with its passes there.
+	 */
+	sroce_rx_enqueue(qp, skb, h.info->mask & SROCE_M_REQ, from,
+			 !from && (h.info->mask & (SROCE_M_LAST | SROCE_M_ACK)));
 	sroce_qp_put(qp);
 	return;
 drop:

@@ -881,6 +881,7 @@ void sroce_av_to_attr(const struct sroce_av *av, struct rdma_ah_attr *attr);
 /* drivers/transport: the engine's entry points for the other layers */
 void sroce_qp_engine_init(struct sroce_qp *qp);
 void sroce_qp_sched(struct sroce_qp *qp);
+void sroce_qp_sched_here(struct sroce_qp *qp);
 void sroce_qp_kick(struct sroce_qp *qp);
 void sroce_sq_poll_init(struct sroce_qp *qp);
 void sroce_sq_poll_stop(struct sroce_qp *qp);
