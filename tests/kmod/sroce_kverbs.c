@@ -758,7 +758,28 @@ static void kv_case_cq_resize(struct kv_ctx *c, struct ib_mr *mr)
 	kv_pass(c, name);
 }
 
-/* A UD QP of its own CQ, through INIT and RTR to RTS. */
+/* A UD QP from Reset through INIT and RTR to RTS. */
+static int kv_ud_up(struct ib_qp *qp)
+{
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT, .port_num = 1, .qkey = 0x11111111,
+	};
+	int err;
+
+	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_QKEY);
+	if (err)
+		return err;
+	attr.qp_state = IB_QPS_RTR;
+	err = ib_modify_qp(qp, &attr, IB_QP_STATE);
+	if (err)
+		return err;
+	attr.qp_state = IB_QPS_RTS;
+	attr.sq_psn = 7;
+	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN);
+}
+
+/* A UD QP of its own CQ, in RTS. */
 static int kv_ud_create(struct kv_ctx *c, struct kv_qp *q, u32 flags)
 {
 	struct ib_qp_init_attr init = {
@@ -767,9 +788,6 @@ static int kv_ud_create(struct kv_ctx *c, struct kv_qp *q, u32 flags)
 		.create_flags = flags,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	struct ib_qp_attr attr = {
-		.qp_state = IB_QPS_INIT, .port_num = 1, .qkey = 0x11111111,
 	};
 	int err;
 
@@ -787,17 +805,7 @@ static int kv_ud_create(struct kv_ctx *c, struct kv_qp *q, u32 flags)
 		q->qp = NULL;
 		return err;
 	}
-	err = ib_modify_qp(q->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
-			   IB_QP_PORT | IB_QP_QKEY);
-	if (err)
-		return err;
-	attr.qp_state = IB_QPS_RTR;
-	err = ib_modify_qp(q->qp, &attr, IB_QP_STATE);
-	if (err)
-		return err;
-	attr.qp_state = IB_QPS_RTS;
-	attr.sq_psn = 7;
-	return ib_modify_qp(q->qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN);
+	return kv_ud_up(q->qp);
 }
 
 /*
@@ -957,20 +965,7 @@ static void kv_case_mcast_block_self(struct kv_ctx *c)
 				;
 		}
 		for (i = 0; i < 2 && round == 0; i++) {
-			struct ib_qp_attr ra = {
-				.qp_state = IB_QPS_INIT, .port_num = 1,
-				.qkey = 0x11111111,
-			};
-
-			err = ib_modify_qp(q[i].qp, &ra, IB_QP_STATE |
-					   IB_QP_PKEY_INDEX | IB_QP_PORT |
-					   IB_QP_QKEY);
-			ra.qp_state = IB_QPS_RTR;
-			err = err ?: ib_modify_qp(q[i].qp, &ra, IB_QP_STATE);
-			ra.qp_state = IB_QPS_RTS;
-			ra.sq_psn = 7;
-			err = err ?: ib_modify_qp(q[i].qp, &ra, IB_QP_STATE |
-						  IB_QP_SQ_PSN);
+			err = kv_ud_up(q[i].qp);
 			if (err) {
 				kv_fail(c, name, "QP %d back to RTS: %d", i, err);
 				goto out;

@@ -1257,20 +1257,15 @@ out:
 }
 
 /*
- * UC send error (10.3.1.6, C10-96): the failed SEND completes with its
- * error, the QP goes to SQE (not Error), what follows and what is posted
- * in SQE is flushed, the receive queue keeps working, and SQE -> RTS
- * brings the send queue back.
+ * p: a PD, a CQ each and two QPs of @type, each with a buffer (a: 0xaa,
+ * b: 0xbb) registered with @acc; the QPs still in Reset.  0, or -1 after
+ * failf() when the PD, a CQ or a buffer failed; a QP or MR that failed is
+ * left NULL for the caller's check.  pair_down() frees what was made.
  */
-/*
- * p: a PD, a CQ each and two UC QPs connected in RTS (PSN 0x3000), each
- * with a buffer (a: 0xaa, b: 0xbb) registered for local and remote write.
- * 0, or -1 after failf(); pair_down() frees what was made either way.
- */
-static int uc_pair_up(const char *name, struct pair *p)
+static int pair_make(const char *name, struct pair *p, enum ibv_qp_type type,
+		     int acc)
 {
-	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = IBV_QPT_UC };
-	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = type };
 
 	memset(p, 0, sizeof(*p));
 	p->pd = ibv_alloc_pd(ctx);
@@ -1290,6 +1285,20 @@ static int uc_pair_up(const char *name, struct pair *p)
 	memset(p->bufb, 0xbb, BUF);
 	p->mra = ibv_reg_mr(p->pd, p->bufa, BUF, acc);
 	p->mrb = ibv_reg_mr(p->pd, p->bufb, BUF, acc);
+	return 0;
+}
+
+/*
+ * p: a PD, a CQ each and two UC QPs connected in RTS (PSN 0x3000), each
+ * with a buffer (a: 0xaa, b: 0xbb) registered for local and remote write.
+ * 0, or -1 after failf(); pair_down() frees what was made either way.
+ */
+static int uc_pair_up(const char *name, struct pair *p)
+{
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+
+	if (pair_make(name, p, IBV_QPT_UC, acc))
+		return -1;
 	if (!p->a || !p->b || !p->mra || !p->mrb || to_init(p->a, acc) ||
 	    to_init(p->b, acc) || uc_connect(p->a, p->b->qp_num, 0x3000) ||
 	    uc_connect(p->b, p->a->qp_num, 0x3000)) {
@@ -1299,6 +1308,12 @@ static int uc_pair_up(const char *name, struct pair *p)
 	return 0;
 }
 
+/*
+ * UC send error (10.3.1.6, C10-96): the failed SEND completes with its
+ * error, the QP goes to SQE (not Error), what follows and what is posted
+ * in SQE is flushed, the receive queue keeps working, and SQE -> RTS
+ * brings the send queue back.
+ */
 static void t_uc_sqe(void)
 {
 	const char *name = "uc_send_error_sqe";
@@ -1895,26 +1910,8 @@ static int ud_send1(struct ibv_qp *qp, uint64_t id, struct ibv_ah *ah,
  */
 static int ud_pair_up(const char *name, struct pair *p)
 {
-	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = IBV_QPT_UD };
-
-	memset(p, 0, sizeof(*p));
-	p->pd = ibv_alloc_pd(ctx);
-	p->cqa = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	p->cqb = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	p->bufa = aligned_alloc(4096, BUF);
-	p->bufb = aligned_alloc(4096, BUF);
-	if (!p->pd || !p->cqa || !p->cqb || !p->bufa || !p->bufb) {
-		failf(name, "setup: %s", strerror(errno));
+	if (pair_make(name, p, IBV_QPT_UD, IBV_ACCESS_LOCAL_WRITE))
 		return -1;
-	}
-	ia.send_cq = ia.recv_cq = p->cqa;
-	p->a = ibv_create_qp(p->pd, &ia);
-	ia.send_cq = ia.recv_cq = p->cqb;
-	p->b = ibv_create_qp(p->pd, &ia);
-	memset(p->bufa, 0xaa, BUF);
-	memset(p->bufb, 0xbb, BUF);
-	p->mra = ibv_reg_mr(p->pd, p->bufa, BUF, IBV_ACCESS_LOCAL_WRITE);
-	p->mrb = ibv_reg_mr(p->pd, p->bufb, BUF, IBV_ACCESS_LOCAL_WRITE);
 	if (!p->a || !p->b || !p->mra || !p->mrb ||
 	    ud_up(p->a, 0x11111111) || ud_up(p->b, 0x11111111)) {
 		failf(name, "setup: UD pair: %s", strerror(errno));
