@@ -835,6 +835,116 @@ static int kv_ud_count(struct kv_ctx *c, const char *name, struct kv_qp *q,
 	return n;
 }
 
+/* Only UD takes IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK: an RC QP gets -EINVAL. */
+static noinline int kv_mcast_block_rc_refused(struct kv_ctx *c, const char *name)
+{
+	struct ib_qp_init_attr rc = {
+		.qp_type = IB_QPT_RC,
+		.create_flags = IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_qp *qp;
+
+	rc.send_cq = rc.recv_cq = ib_alloc_cq(c->dev, NULL, 4, 0, IB_POLL_DIRECT);
+	if (IS_ERR(rc.send_cq)) {
+		kv_fail(c, name, "CQ: %ld", PTR_ERR(rc.send_cq));
+		return -1;
+	}
+	qp = ib_create_qp(c->pd, &rc);
+	ib_free_cq(rc.send_cq);
+	if (!IS_ERR(qp) || PTR_ERR(qp) != -EINVAL) {
+		kv_fail(c, name, "RC QP with the flag: %ld, want -EINVAL",
+			IS_ERR(qp) ? PTR_ERR(qp) : 0L);
+		if (!IS_ERR(qp))
+			ib_destroy_qp(qp);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * One round of kv_case_mcast_block_self: QP @round of @q sends a datagram
+ * to the group; @want[i] copies of it must reach QP i.  Both QPs end the
+ * round in Reset.  Returns 0, or -1 (failed).
+ */
+static noinline int kv_mcast_block_round(struct kv_ctx *c, const char *name,
+					 struct kv_qp *q, struct ib_ah *ah,
+					 int round, const int *want)
+{
+	u8 v = 0x60 + round;
+	struct ib_sge sge = { .addr = (uintptr_t)c->src, .length = 64,
+			      .lkey = c->pd->local_dma_lkey };
+	struct ib_ud_wr wr = {
+		.wr = { .wr_id = 50 + round, .opcode = IB_WR_SEND,
+			.sg_list = &sge, .num_sge = 1 },
+		.ah = ah, .remote_qpn = 0xffffff,
+		.remote_qkey = 0x11111111,
+	};
+	struct ib_qp_attr ra = { .qp_state = IB_QPS_RESET };
+	const struct ib_recv_wr *rbad;
+	int i, k, n, err;
+
+	memset(c->dst, 0, 1024);
+	for (i = 0; i < 2; i++) {
+		for (k = 0; k < 2; k++) {
+			struct ib_sge rs = {
+				.addr = (uintptr_t)c->dst + i * 512 + k * 256,
+				.length = 256,
+				.lkey = c->pd->local_dma_lkey,
+			};
+			struct ib_recv_wr rwr = { .wr_id = k, .sg_list = &rs,
+						  .num_sge = 1 };
+
+			err = ib_post_recv(q[i].qp, &rwr, &rbad);
+			if (err) {
+				kv_fail(c, name, "post_recv: %d", err);
+				return -1;
+			}
+		}
+	}
+	memset(c->src, v, 64);
+	if (kv_post_send(&q[round], &wr.wr) ||
+	    kv_expect(c, name, &q[round], 50 + round, IB_WC_SUCCESS,
+		      IB_WC_SEND, NULL))
+		return -1;
+	for (i = 0; i < 2; i++) {
+		n = kv_ud_count(c, name, &q[i], c->dst + i * 512,
+				q[round].qp->qp_num, v, want[i]);
+		if (n < 0)
+			return -1;
+		if (n != want[i]) {
+			kv_fail(c, name, "QP %d (%s) sent; QP %d (%s) received %d copies, want %d",
+				round, round ? "not blocked" : "blocked", i,
+				i ? "not blocked" : "blocked", n, want[i]);
+			return -1;
+		}
+	}
+	/* the receive WQE left over by a one-copy round */
+	for (i = 0; i < 2; i++) {
+		ib_modify_qp(q[i].qp, &ra, IB_QP_STATE);
+		while (ib_poll_cq(q[i].cq, 1, &(struct ib_wc){}) > 0)
+			;
+	}
+	return 0;
+}
+
+/* The blocked QP was created so and says so when queried. */
+static noinline int kv_mcast_block_queried(struct kv_ctx *c, const char *name,
+					   struct ib_qp *qp)
+{
+	struct ib_qp_init_attr qia;
+	struct ib_qp_attr qa;
+	int err;
+
+	err = ib_query_qp(qp, &qa, 0, &qia);
+	if (err || qia.create_flags != IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK) {
+		kv_fail(c, name, "query: %d, create_flags 0x%x", err, qia.create_flags);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK (a kernel ULP's flag; librxe
  * passes no create flags): a UD QP created with it gets none of its own
@@ -846,50 +956,28 @@ static void kv_case_mcast_block_self(struct kv_ctx *c)
 	const char *name = "kernel_mcast_block_self_loopback";
 	union ib_gid mgid = { .raw = { [10] = 0xff, [11] = 0xff,
 				       239, 7, 7, 9 } };
-	struct ib_qp_init_attr rc = {
-		.qp_type = IB_QPT_RC,
-		.create_flags = IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK,
-		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	struct kv_qp q[2] = {};		/* 0: created blocked, 1: not */
+	/* round 0: the blocked QP 0 sends; round 1: QP 1, not blocked */
+	static const int want[2][2] = { { 0, 1 }, { 1, 1 } };
+	struct kv_qp q[2] = {};
 	struct rdma_ah_attr ah_attr = {};
-	struct ib_qp_init_attr qia;
-	struct ib_qp_attr qa;
 	struct ib_ah *ah = NULL;
 	bool att[2] = {};
-	int i, k, round, n, err;
-	struct ib_qp *qp;
+	int i, round, err;
 
 	if (!(c->dev->attrs.kernel_cap_flags & IBK_BLOCK_MULTICAST_LOOPBACK)) {
 		kv_fail(c, name, "IBK_BLOCK_MULTICAST_LOOPBACK not advertised");
 		return;
 	}
-	rc.send_cq = rc.recv_cq = ib_alloc_cq(c->dev, NULL, 4, 0, IB_POLL_DIRECT);
-	if (IS_ERR(rc.send_cq)) {
-		kv_fail(c, name, "CQ: %ld", PTR_ERR(rc.send_cq));
+	if (kv_mcast_block_rc_refused(c, name))
 		return;
-	}
-	qp = ib_create_qp(c->pd, &rc);
-	ib_free_cq(rc.send_cq);
-	if (!IS_ERR(qp) || PTR_ERR(qp) != -EINVAL) {
-		kv_fail(c, name, "RC QP with the flag: %ld, want -EINVAL",
-			IS_ERR(qp) ? PTR_ERR(qp) : 0L);
-		if (!IS_ERR(qp))
-			ib_destroy_qp(qp);
-		return;
-	}
 	err = kv_ud_create(c, &q[0], IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK) ?:
 	      kv_ud_create(c, &q[1], 0);
 	if (err) {
 		kv_fail(c, name, "UD QPs: %d", err);
 		goto out;
 	}
-	err = ib_query_qp(q[0].qp, &qa, 0, &qia);
-	if (err || qia.create_flags != IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK) {
-		kv_fail(c, name, "query: %d, create_flags 0x%x", err, qia.create_flags);
+	if (kv_mcast_block_queried(c, name, q[0].qp))
 		goto out;
-	}
 	for (i = 0; i < 2; i++) {
 		err = ib_attach_mcast(q[i].qp, &mgid, 0);
 		if (err) {
@@ -907,63 +995,9 @@ static void kv_case_mcast_block_self(struct kv_ctx *c)
 		ah = NULL;
 		goto out;
 	}
-	/* round 0: the blocked QP sends; round 1: the other one */
 	for (round = 0; round < 2; round++) {
-		u8 v = 0x60 + round;
-		struct ib_sge sge = { .addr = (uintptr_t)c->src, .length = 64,
-				      .lkey = c->pd->local_dma_lkey };
-		struct ib_ud_wr wr = {
-			.wr = { .wr_id = 50 + round, .opcode = IB_WR_SEND,
-				.sg_list = &sge, .num_sge = 1 },
-			.ah = ah, .remote_qpn = 0xffffff,
-			.remote_qkey = 0x11111111,
-		};
-		const struct ib_recv_wr *rbad;
-		int want[2] = { round, 1 };
-
-		memset(c->dst, 0, 1024);
-		for (i = 0; i < 2; i++) {
-			for (k = 0; k < 2; k++) {
-				struct ib_sge rs = {
-					.addr = (uintptr_t)c->dst + i * 512 + k * 256,
-					.length = 256,
-					.lkey = c->pd->local_dma_lkey,
-				};
-				struct ib_recv_wr rwr = { .wr_id = k, .sg_list = &rs,
-							  .num_sge = 1 };
-
-				err = ib_post_recv(q[i].qp, &rwr, &rbad);
-				if (err) {
-					kv_fail(c, name, "post_recv: %d", err);
-					goto out;
-				}
-			}
-		}
-		memset(c->src, v, 64);
-		if (kv_post_send(&q[round], &wr.wr) ||
-		    kv_expect(c, name, &q[round], 50 + round, IB_WC_SUCCESS,
-			      IB_WC_SEND, NULL))
+		if (kv_mcast_block_round(c, name, q, ah, round, want[round]))
 			goto out;
-		for (i = 0; i < 2; i++) {
-			n = kv_ud_count(c, name, &q[i], c->dst + i * 512,
-					q[round].qp->qp_num, v, want[i]);
-			if (n < 0)
-				goto out;
-			if (n != want[i]) {
-				kv_fail(c, name, "QP %d (%s) sent; QP %d (%s) received %d copies, want %d",
-					round, round ? "not blocked" : "blocked", i,
-					i ? "not blocked" : "blocked", n, want[i]);
-				goto out;
-			}
-		}
-		/* the receive WQE left over by a one-copy round */
-		for (i = 0; i < 2; i++) {
-			struct ib_qp_attr ra = { .qp_state = IB_QPS_RESET };
-
-			ib_modify_qp(q[i].qp, &ra, IB_QP_STATE);
-			while (ib_poll_cq(q[i].cq, 1, &(struct ib_wc){}) > 0)
-				;
-		}
 		for (i = 0; i < 2 && round == 0; i++) {
 			err = kv_ud_up(q[i].qp);
 			if (err) {
