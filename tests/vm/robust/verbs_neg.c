@@ -3575,6 +3575,237 @@ out:
 	pair_down(&p);
 }
 
+#define SWQE_REMOTE_ADDR 24 /* struct rxe_send_wr: wr_id, 4 x u32, then wr.{rdma,atomic}.remote_addr */
+
+/*
+ * o10-43: an atomic whose remote address is not 8-byte aligned fails.
+ * librxe checks that at ibv_post_send, so the test writes the address
+ * into the ring slot of an aligned FETCH_ADD before ringing: the responder
+ * must refuse it (Invalid Request NAK), not add at the address.  The
+ * requester completes REM_INV_REQ_ERR, neither the target nor the local
+ * buffer changes, the responder QP gets IBV_EVENT_QP_REQ_ERR and is in
+ * Error; an aligned FETCH_ADD on a fresh pair still lands.
+ */
+static void t_atomic_unaligned(void)
+{
+	const char *name = "atomic_unaligned_inv_req";
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		  IBV_ACCESS_REMOTE_ATOMIC;
+	struct ibv_qp_attr qa = { .qp_access_flags = acc | IBV_ACCESS_REMOTE_READ };
+	const uint64_t id = 0xa11a11a1a11a11a1ull;
+	struct ibv_mr *amr = NULL;
+	struct ibv_qp_ex *qpx;
+	unsigned char *slot;
+	uint64_t bad, t0, t1;
+	char seen[256];
+	struct pair p;
+	int r, i;
+
+	pair_send_ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	r = pair_up(name, &p, 7);
+	pair_send_ops = 0;
+	if (r)
+		goto out;
+	amr = ibv_reg_mr(p.pd, p.bufb, BUF, acc);
+	if (!amr || ibv_modify_qp(p.b, &qa, IBV_QP_ACCESS_FLAGS)) {
+		failf(name, "setup: atomic MR or access flags: %s", strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < 4; i++)
+		((uint64_t *)(p.bufb + 64))[i] = 1000 + i;
+	qpx = ibv_qp_to_qp_ex(p.a);
+	ibv_wr_start(qpx);
+	qpx->wr_id = id;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_fetch_add(qpx, amr->rkey, (uintptr_t)p.bufb + 72, 5);
+	ibv_wr_set_sge(qpx, p.mra->lkey, (uintptr_t)p.bufa, 8);
+	if (!(slot = ring_slot_of(id))) {
+		ibv_wr_abort(qpx);
+		failf(name, "the WQE is not in the mmapped send ring");
+		goto out;
+	}
+	bad = (uintptr_t)p.bufb + 76;
+	memcpy(slot + SWQE_REMOTE_ADDR, &bad, 8);
+	if ((r = ibv_wr_complete(qpx))) {
+		failf(name, "ibv_wr_complete: %s", errname(r));
+		goto out;
+	}
+	if (want_wc(name, p.cqa, id, IBV_WC_REM_INV_REQ_ERR, 20000))
+		goto out;
+	for (i = 0; i < 4; i++) {
+		if (((uint64_t *)(p.bufb + 64))[i] != 1000 + (uint64_t)i) {
+			failf(name, "target word %d is %llu, expected %d (the unaligned add landed)",
+			      i, (unsigned long long)((uint64_t *)(p.bufb + 64))[i], 1000 + i);
+			goto out;
+		}
+	}
+	if (!bytes_are(p.bufa, 8, 0xaa)) {
+		failf(name, "the local buffer changed: a value came back for a refused atomic");
+		goto out;
+	}
+	if (!wait_qp_event(p.b, IBV_EVENT_QP_REQ_ERR, 5000, seen, sizeof(seen))) {
+		failf(name, "got events [%s], expected %s on the responder QP",
+		      seen, ibv_event_type_str(IBV_EVENT_QP_REQ_ERR));
+		goto out;
+	}
+	if (qp_state(p.b) != IBV_QPS_ERR) {
+		failf(name, "responder QP state %s, expected ERR", qps(qp_state(p.b)));
+		goto out;
+	}
+	/* the aligned form of the same WR, on a fresh pair, does land */
+	ibv_dereg_mr(amr);
+	amr = NULL;
+	pair_down(&p);
+	if (pair_up(name, &p, 7))
+		goto out;
+	amr = ibv_reg_mr(p.pd, p.bufb, BUF, acc);
+	if (!amr || ibv_modify_qp(p.b, &qa, IBV_QP_ACCESS_FLAGS)) {
+		failf(name, "setup: atomic MR or access flags: %s", strerror(errno));
+		goto out;
+	}
+	*(uint64_t *)(p.bufb + 72) = 1001;
+	if ((r = fetch_add1(p.a, 2, p.bufa, p.mra->lkey, p.bufb + 72, amr->rkey, 5))) {
+		failf(name, "aligned FETCH_ADD: post got %s", errname(r));
+		goto out;
+	}
+	if (want_wc(name, p.cqa, 2, IBV_WC_SUCCESS, 20000))
+		goto out;
+	memcpy(&t0, p.bufa, 8);
+	memcpy(&t1, p.bufb + 72, 8);
+	if (t0 != 1001 || t1 != 1006) {
+		failf(name, "aligned FETCH_ADD returned %llu and left %llu, expected 1001 and 1006",
+		      (unsigned long long)t0, (unsigned long long)t1);
+		goto out;
+	}
+	pass(name);
+out:
+	if (amr)
+		ibv_dereg_mr(amr);
+	pair_down(&p);
+}
+
+/*
+ * C10-93: a SEND whose SGEs add up to more than the maximum message size
+ * (2^31) is an error: refused at the post (EINVAL) or completed once with
+ * LOC_QP_OP_ERR and the QP in Error.  Nothing reaches the responder,
+ * whose receive WQE stays unconsumed and buffer untouched.  The SGEs are
+ * never walked, so their lengths need no memory behind them.
+ */
+static void t_sge_sum_over_max_msg(void)
+{
+	const char *name = "send_sge_sum_over_max_msg_refused";
+	struct ibv_qp_cap cap = cap_ok;
+	struct ibv_sge sge[2];
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_port_attr pa;
+	struct ibv_wc wc[4];
+	struct pair p;
+	int r, n;
+
+	cap.max_send_sge = 2;
+	if (pair_up_cap(name, &p, 7, cap))
+		goto out;
+	if (ibv_query_port(ctx, 1, &pa) || pa.max_msg_sz != 1u << 31) {
+		failf(name, "port max_msg_sz %u, expected 2^31", pa.max_msg_sz);
+		goto out;
+	}
+	if (post_recv1(p.b, 10, p.bufb, 4096, p.mrb->lkey)) {
+		failf(name, "post_recv: %s", strerror(errno));
+		goto out;
+	}
+	sge[0] = (struct ibv_sge){ (uintptr_t)p.bufa, 1u << 31, p.mra->lkey };
+	sge[1] = (struct ibv_sge){ (uintptr_t)p.bufa, 8, p.mra->lkey };
+	wr = (struct ibv_send_wr){ .wr_id = 7, .sg_list = sge, .num_sge = 2,
+				   .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	r = ibv_post_send(p.a, &wr, &bad);
+	if (r && r != EINVAL) {
+		failf(name, "post_send: %s, expected 0 or EINVAL", errname(r));
+		goto out;
+	}
+	if (r) {
+		printf("# %s: refused at the post (EINVAL)\n", name);
+		n = collect(p.cqa, wc, 4, 1, 500);
+		if (n) {
+			failf(name, "%d completions for a refused post", n);
+			goto out;
+		}
+	} else {
+		n = collect(p.cqa, wc, 4, 1, 20000);
+		if (n != 1 || wc[0].wr_id != 7 || wc[0].status != IBV_WC_LOC_QP_OP_ERR) {
+			failf(name, "%d completions, first wr_id %llu %s; expected one %s",
+			      n, n ? (unsigned long long)wc[0].wr_id : 0ULL,
+			      n ? st(wc[0].status) : "-", st(IBV_WC_LOC_QP_OP_ERR));
+			goto out;
+		}
+		if (qp_state(p.a) != IBV_QPS_ERR) {
+			failf(name, "requester QP in %s, expected ERR", qps(qp_state(p.a)));
+			goto out;
+		}
+	}
+	n = collect(p.cqb, wc, 4, 1, 500);
+	if (n || !bytes_are(p.bufb, 4096, 0xbb)) {
+		failf(name, "the responder got %d completions, its buffer %s",
+		      n, bytes_are(p.bufb, 4096, 0xbb) ? "untouched" : "written");
+		goto out;
+	}
+	pass(name);
+out:
+	pair_down(&p);
+}
+
+/*
+ * C10-146: an immediate error leaves a UC QP as it was.  A SEND with more
+ * SGEs than the QP allows is refused at the post (EINVAL); the QP stays in
+ * RTS, nothing completes for it, and the SEND posted next arrives with its
+ * bytes and completes alone.
+ */
+static void t_uc_immediate_err(void)
+{
+	const char *name = "uc_immediate_error_no_effect";
+	struct ibv_sge sge[2];
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_wc wc;
+	struct pair p = {};
+	int r;
+
+	if (uc_pair_up(name, &p))
+		goto out;
+	if (post_recv1(p.b, 20, p.bufb, 512, p.mrb->lkey)) {
+		failf(name, "setup: receive: %s", strerror(errno));
+		goto out;
+	}
+	sge[0] = sge[1] = (struct ibv_sge){ (uintptr_t)p.bufa, 32, p.mra->lkey };
+	wr = (struct ibv_send_wr){ .wr_id = 810, .sg_list = sge, .num_sge = 2,
+				   .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	r = ibv_post_send(p.a, &wr, &bad);
+	if (r != EINVAL || bad != &wr) {
+		failf(name, "SEND with 2 SGEs (max 1): got %s, bad_wr %s; expected EINVAL at it",
+		      errname(r), bad == &wr ? "it" : "other");
+		goto out;
+	}
+	if (qp_state(p.a) != IBV_QPS_RTS) {
+		failf(name, "QP state %s after the refused post, expected RTS", qps(qp_state(p.a)));
+		goto out;
+	}
+	memset(p.bufa, 0x43, 64);
+	if (post_send1(p.a, 812, p.bufa, 64, p.mra->lkey) ||
+	    want_wc(name, p.cqa, 812, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, p.cqb, 20, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if (!bytes_are(p.bufb, 64, 0x43) || !bytes_are(p.bufb + 64, 448, 0xbb)) {
+		failf(name, "the SEND after the refused one placed the wrong bytes");
+		goto out;
+	}
+	if (ibv_poll_cq(p.cqa, 1, &wc) || ibv_poll_cq(p.cqb, 1, &wc)) {
+		failf(name, "a completion beyond the one SEND and its receive (wr_id %llu)",
+		      (unsigned long long)wc.wr_id);
+		goto out;
+	}
+	pass(name);
+out:
+	pair_down(&p);
+}
+
 /*
  * A user receive WQE whose num_sge exceeds the QP's max_recv_sge, written
  * into the ring after ibv_post_recv: the SEND that takes it is NAKed
@@ -6529,6 +6760,9 @@ int main(int argc, char **argv)
 	t_cqe_once_err_mid_send();
 	t_user_inline_num_sge();
 	t_recv_malformed_user_wqe();
+	t_atomic_unaligned();
+	t_sge_sum_over_max_msg();
+	t_uc_immediate_err();
 	t_post_before_rts();
 	t_write_bad_rkey();
 	t_async_inv_req();
