@@ -61,7 +61,7 @@ _pair_body() { # ROLE NAME TMO SPEC ARGS...
 	t_end=$(($(date +%s) + tmo - 8))
 	[[ -n ${IOP_TRACE:-} && $name =~ $IOP_TRACE ]] && set -x
 	GIDX=$(cat /tmp/iop-gidx)
-	CMD=() READY=none EXPECT=ok GREP='' EXIT_RACE=''
+	CMD=() READY=none EXPECT=ok GREP='' EXIT_RACE='' DIAG_MCAST=''
 	SKIP_RC='' SKIP_GREP=''
 	"$spec" "$role" "$@"
 	out=$RESULTS/tests/$name.$role.out
@@ -75,6 +75,13 @@ _pair_body() { # ROLE NAME TMO SPEC ARGS...
 	# (ack counts) tells itself apart from a peer that never retried
 	if [[ -n ${STRESS_DYNDBG:-} || $rc != 0 || $prc != 0 ]]; then
 		echo "counters: $("$RDMA" statistic show link "$DEV/1" 2>&1)"
+	fi
+	# a lost datagram: did it reach the NIC, IP, UDP?  Is the group joined?
+	if [[ -n $DIAG_MCAST && ($rc != 0 || $prc != 0) ]]; then
+		echo "snmp: $(grep -E '^(Ip|Udp):' /proc/net/snmp | tr '\n' ' ')"
+		echo "mcast: $(grep -E '^(IpExt):' /proc/net/netstat | tr '\n' ' ')"
+		"$IP" -s link show "$NETDEV" || true
+		cat /proc/net/igmp /proc/net/dev_mcast || true
 	fi
 	assert_dmesg_clean "test $name"
 	if [[ -n $SKIP_RC && $rc == "$SKIP_RC" && $prc == "$SKIP_RC" ]]; then
@@ -240,6 +247,7 @@ s_mckey() {
 		CMD=(mckey -m "$mc" -b "$(ip_of "$ME")" -C 5 -s)
 	fi
 	GREP="data transfers complete"
+	DIAG_MCAST=1
 	return 0
 }
 
