@@ -3807,6 +3807,293 @@ out:
 }
 
 /*
+ * C10-55: the local MR's rights must allow the access.  An MR registered
+ * with no rights (local read only) may be gathered from: a SEND from it
+ * lands.  A READ into it is LOC_PROT_ERR and leaves it as it was.  (A
+ * receive into such an MR: recv_local_prot_err_qp_err_flush.)
+ */
+static void t_read_into_ro_mr(void)
+{
+	const char *name = "read_into_mr_without_local_write";
+	struct ibv_mr *ro = NULL;
+	struct pair p;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	memset(p.bufa + 32768, 0x3d, 4096);
+	ro = ibv_reg_mr(p.pd, p.bufa + 32768, 4096, 0);
+	if (!ro) {
+		failf(name, "setup: reg_mr with no rights: %s", strerror(errno));
+		goto out;
+	}
+	if (post_recv1(p.b, 10, p.bufb, 256, p.mrb->lkey) ||
+	    post_send1(p.a, 1, p.bufa + 32768, 100, ro->lkey) ||
+	    want_wc(name, p.cqa, 1, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, p.cqb, 10, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if (!bytes_are(p.bufb, 100, 0x3d) || !bytes_are(p.bufb + 100, 156, 0xbb)) {
+		failf(name, "the SEND gathered from the MR placed the wrong bytes");
+		goto out;
+	}
+	if (post_rdma1(p.a, 2, IBV_WR_RDMA_READ, p.bufa + 32768, 64, ro->lkey,
+		       p.bufb + 4096, p.mrb->rkey) ||
+	    want_wc(name, p.cqa, 2, IBV_WC_LOC_PROT_ERR, 10000))
+		goto out;
+	if (!bytes_are(p.bufa + 32768, 4096, 0x3d)) {
+		failf(name, "the READ wrote into an MR without local write");
+		goto out;
+	}
+	pass(name);
+out:
+	if (ro)
+		ibv_dereg_mr(ro);
+	pair_down(&p);
+}
+
+/*
+ * C10-88: no RDMA into a QP that does not enable it, whatever the MR
+ * allows.  The target QP with remote READ only: a WRITE through an R_Key
+ * with remote write completes REM_ACCESS_ERR and the memory keeps its
+ * bytes; with remote WRITE only, a READ completes REM_ACCESS_ERR and
+ * brings nothing back.
+ */
+static void t_qp_rdma_disabled(void)
+{
+	const char *name = "rdma_needs_qp_access_flags";
+	struct ibv_qp_attr qa = {};
+	struct pair p;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	qa.qp_access_flags = IBV_ACCESS_REMOTE_READ;
+	if (ibv_modify_qp(p.b, &qa, IBV_QP_ACCESS_FLAGS)) {
+		failf(name, "setup: access flags REMOTE_READ: %s", strerror(errno));
+		goto out;
+	}
+	memset(p.bufa, 0x61, 512);
+	if (post_rdma1(p.a, 1, IBV_WR_RDMA_WRITE, p.bufa, 512, p.mra->lkey,
+		       p.bufb, p.mrb->rkey) ||
+	    want_wc(name, p.cqa, 1, IBV_WC_REM_ACCESS_ERR, 10000))
+		goto out;
+	if (!bytes_are(p.bufb, BUF, 0xbb)) {
+		failf(name, "a WRITE landed in a QP without remote write");
+		goto out;
+	}
+	pair_down(&p);
+	if (pair_up(name, &p, 7))
+		goto out;
+	qa.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	if (ibv_modify_qp(p.b, &qa, IBV_QP_ACCESS_FLAGS)) {
+		failf(name, "setup: access flags REMOTE_WRITE: %s", strerror(errno));
+		goto out;
+	}
+	if (post_rdma1(p.a, 2, IBV_WR_RDMA_READ, p.bufa, 512, p.mra->lkey,
+		       p.bufb, p.mrb->rkey) ||
+	    want_wc(name, p.cqa, 2, IBV_WC_REM_ACCESS_ERR, 10000))
+		goto out;
+	if (!bytes_are(p.bufa, BUF, 0xaa)) {
+		failf(name, "a READ from a QP without remote read brought data back");
+		goto out;
+	}
+	pass(name);
+out:
+	pair_down(&p);
+}
+
+/*
+ * C10-54.1.1 and C10-54.1.2: no protection checks on zero-length data.
+ * A SEND whose first SGE is zero bytes under a key nobody has (and an
+ * address nobody mapped) delivers the second SGE's bytes; a zero-length
+ * WRITE through an R_Key nobody has succeeds; a zero-length SEND is taken
+ * by a receive WQE whose SGE has no valid key and completes successfully
+ * with byte_len 0, the buffer untouched.
+ */
+static void t_zero_len_no_checks(void)
+{
+	const char *name = "zero_length_no_protection_checks";
+	struct ibv_qp_cap cap = cap_ok;
+	struct ibv_sge sge[2];
+	struct ibv_send_wr wr, *bad;
+	struct ibv_wc wc;
+	struct pair p;
+
+	cap.max_send_sge = 2;
+	if (pair_up_cap(name, &p, 7, cap))
+		goto out;
+	memset(p.bufa, 0x71, 64);
+	sge[0] = (struct ibv_sge){ 0x10, 0, p.mra->lkey ^ 0x00a5a500 };
+	sge[1] = (struct ibv_sge){ (uintptr_t)p.bufa, 64, p.mra->lkey };
+	wr = (struct ibv_send_wr){ .wr_id = 1, .sg_list = sge, .num_sge = 2,
+				   .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	if (post_recv1(p.b, 10, p.bufb, 256, p.mrb->lkey) ||
+	    ibv_post_send(p.a, &wr, &bad) ||
+	    want_wc(name, p.cqa, 1, IBV_WC_SUCCESS, 10000) ||
+	    poll1(p.cqb, &wc, 10000) != 1) {
+		failf(name, "SEND with a zero-length SGE under a bad key: %s", strerror(errno));
+		goto out;
+	}
+	if (wc.wr_id != 10 || wc.status != IBV_WC_SUCCESS || wc.byte_len != 64 ||
+	    !bytes_are(p.bufb, 64, 0x71) || !bytes_are(p.bufb + 64, 192, 0xbb)) {
+		failf(name, "receive: wr_id %llu %s byte_len %u, data %s",
+		      (unsigned long long)wc.wr_id, st(wc.status), wc.byte_len,
+		      bytes_are(p.bufb, 64, 0x71) ? "right" : "wrong");
+		goto out;
+	}
+	if (post_rdma1(p.a, 2, IBV_WR_RDMA_WRITE, p.bufa, 0, p.mra->lkey,
+		       p.bufb + 8192, p.mrb->rkey ^ 0x00f0f000) ||
+	    want_wc(name, p.cqa, 2, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if (post_recv1(p.b, 11, p.bufb + 16384, 256, p.mrb->lkey ^ 0x005a5a00) ||
+	    post_send1(p.a, 3, p.bufa, 0, p.mra->lkey) ||
+	    want_wc(name, p.cqa, 3, IBV_WC_SUCCESS, 10000) ||
+	    poll1(p.cqb, &wc, 10000) != 1) {
+		failf(name, "zero-length SEND into a receive with a bad key: %s", strerror(errno));
+		goto out;
+	}
+	if (wc.wr_id != 11 || wc.status != IBV_WC_SUCCESS || wc.byte_len != 0) {
+		failf(name, "receive: wr_id %llu %s byte_len %u, expected 11 success 0",
+		      (unsigned long long)wc.wr_id, st(wc.status), wc.byte_len);
+		goto out;
+	}
+	if (!bytes_are(p.bufb + 64, BUF - 64, 0xbb)) {
+		failf(name, "the zero-length operations wrote into the buffer");
+		goto out;
+	}
+	if (qp_state(p.a) != IBV_QPS_RTS || qp_state(p.b) != IBV_QPS_RTS) {
+		failf(name, "QPs in %s and %s, expected RTS", qps(qp_state(p.a)),
+		      qps(qp_state(p.b)));
+		goto out;
+	}
+	pass(name);
+out:
+	pair_down(&p);
+}
+
+/*
+ * C10-54.1.2 (UD with GRH) and C10-153: a UD receive always takes the
+ * 40-byte GRH, so even a zero-length datagram checks the receive WQE's
+ * SGE: one under a key nobody has completes LOC_PROT_ERR, the QP goes to
+ * Error, the receive behind it flushes, nothing is written.  The same
+ * datagram into a valid receive delivers the GRH alone (byte_len 40).
+ */
+static void t_ud_zero_len_grh_checked(void)
+{
+	const char *name = "ud_zero_length_grh_checked";
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = gid, .sgid_index = gid_index, .hop_limit = 64 },
+	};
+	struct ibv_ah *ah = NULL;
+	struct ibv_wc wc;
+	struct pair p = {};
+
+	if (ud_pair_up(name, &p))
+		goto out;
+	ah = ibv_create_ah(p.pd, &aa);
+	if (!ah || post_recv1(p.b, 30, p.bufb, 256, p.mrb->lkey)) {
+		failf(name, "setup: AH or receive: %s", strerror(errno));
+		goto out;
+	}
+	if (ud_send1(p.a, 930, ah, p.b->qp_num, p.bufa, 0, p.mra->lkey) ||
+	    want_wc(name, p.cqa, 930, IBV_WC_SUCCESS, 10000) ||
+	    poll1(p.cqb, &wc, 10000) != 1) {
+		failf(name, "zero-length datagram into a valid receive: %s", strerror(errno));
+		goto out;
+	}
+	if (wc.wr_id != 30 || wc.status != IBV_WC_SUCCESS || wc.byte_len != 40 ||
+	    !(wc.wc_flags & IBV_WC_GRH) || !bytes_are(p.bufb + 40, 216, 0xbb)) {
+		failf(name, "valid receive: wr_id %llu %s byte_len %u, expected 30 success 40 with GRH",
+		      (unsigned long long)wc.wr_id, st(wc.status), wc.byte_len);
+		goto out;
+	}
+	memset(p.bufb, 0xbb, 256);
+	if (post_recv1(p.b, 31, p.bufb + 4096, 256, p.mrb->lkey ^ 0x005a5a00) ||
+	    post_recv1(p.b, 32, p.bufb + 8192, 256, p.mrb->lkey) ||
+	    ud_send1(p.a, 931, ah, p.b->qp_num, p.bufa, 0, p.mra->lkey) ||
+	    want_wc(name, p.cqa, 931, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, p.cqb, 31, IBV_WC_LOC_PROT_ERR, 10000) ||
+	    want_wc(name, p.cqb, 32, IBV_WC_WR_FLUSH_ERR, 10000))
+		goto out;
+	if (qp_state(p.b) != IBV_QPS_ERR) {
+		failf(name, "receiver QP in %s, expected ERR", qps(qp_state(p.b)));
+		goto out;
+	}
+	if (!bytes_are(p.bufb, BUF, 0xbb)) {
+		failf(name, "the refused receive wrote into the buffer");
+		goto out;
+	}
+	pass(name);
+out:
+	if (ah)
+		ibv_destroy_ah(ah);
+	pair_down(&p);
+}
+
+/*
+ * C10-93.1.1: a UD SEND longer than the port's MTU emits no packet and is
+ * no error: it completes successfully, nothing arrives and sent_pkts
+ * does not move; a datagram of the MTU sent next arrives.
+ */
+static void t_ud_over_mtu(void)
+{
+	const char *name = "ud_over_mtu_silently_dropped";
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = gid, .sgid_index = gid_index, .hop_limit = 64 },
+	};
+	struct ibv_port_attr pa;
+	struct ibv_ah *ah = NULL;
+	struct ibv_wc wc;
+	long sent0, sent1;
+	struct pair p = {};
+	uint32_t mtu;
+	int n;
+
+	if (ud_pair_up(name, &p))
+		goto out;
+	if (ibv_query_port(ctx, 1, &pa)) {
+		failf(name, "query_port: %s", strerror(errno));
+		goto out;
+	}
+	mtu = 128u << pa.active_mtu;
+	ah = ibv_create_ah(p.pd, &aa);
+	if (!ah || post_recv1(p.b, 0, p.bufb, mtu + 2048, p.mrb->lkey)) {
+		failf(name, "setup: AH or receive: %s", strerror(errno));
+		goto out;
+	}
+	memset(p.bufa, 0x29, mtu + 1);
+	sent0 = hw_counter("sent_pkts");
+	if (ud_send1(p.a, 900, ah, p.b->qp_num, p.bufa, mtu + 1, p.mra->lkey) ||
+	    want_wc(name, p.cqa, 900, IBV_WC_SUCCESS, 10000))
+		goto out;
+	sent1 = hw_counter("sent_pkts");
+	if (sent0 < 0 || sent1 != sent0) {
+		failf(name, "sent_pkts %ld -> %ld for a datagram over the MTU (%u)",
+		      sent0, sent1, mtu);
+		goto out;
+	}
+	if (poll1(p.cqb, &wc, 500) != 0) {
+		failf(name, "the receiver got a completion (%s, byte_len %u)",
+		      st(wc.status), wc.byte_len);
+		goto out;
+	}
+	if (ud_send1(p.a, 901, ah, p.b->qp_num, p.bufa, mtu, p.mra->lkey) ||
+	    want_wc(name, p.cqa, 901, IBV_WC_SUCCESS, 10000))
+		goto out;
+	n = ud_received(name, p.cqb, p.a->qp_num, p.bufb, mtu, 0x29, 10000);
+	if (n != 1) {
+		if (n >= 0)
+			failf(name, "%d datagrams of the MTU arrived, expected 1", n);
+		goto out;
+	}
+	pass(name);
+out:
+	if (ah)
+		ibv_destroy_ah(ah);
+	pair_down(&p);
+}
+
+/*
  * A user receive WQE whose num_sge exceeds the QP's max_recv_sge, written
  * into the ring after ibv_post_recv: the SEND that takes it is NAKed
  * (remote operational error), the malformed WQE completes once with
@@ -6763,6 +7050,11 @@ int main(int argc, char **argv)
 	t_atomic_unaligned();
 	t_sge_sum_over_max_msg();
 	t_uc_immediate_err();
+	t_read_into_ro_mr();
+	t_qp_rdma_disabled();
+	t_zero_len_no_checks();
+	t_ud_zero_len_grh_checked();
+	t_ud_over_mtu();
 	t_post_before_rts();
 	t_write_bad_rkey();
 	t_async_inv_req();
