@@ -4280,6 +4280,190 @@ static int post_srq_recvs(struct pair *p, struct ibv_srq *srq, uint64_t lo,
 }
 
 /*
+ * C10-100: a fenced WR does not start before the READs ahead of it have
+ * completed.  Each round posts, in one list, a READ of 4 KiB from b into
+ * a local buffer and a fenced SEND of that buffer: what b receives must be
+ * what the READ brought (a SEND gathered before the READ's data landed
+ * would carry the buffer's previous bytes).  20 rounds, a new pattern
+ * each.
+ */
+static void t_fence_read_then_send(void)
+{
+	const char *name = "fence_send_waits_for_read";
+	struct ibv_sge rs, ss;
+	struct ibv_send_wr rd, sd, *bad;
+	struct ibv_wc wc[4];
+	char *l, *r_;
+	struct pair p;
+	int round, n;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	l = p.bufa + 16384;
+	r_ = p.bufb + 16384;
+	for (round = 0; round < 20; round++) {
+		unsigned char v = 0x20 + round, old = 0x90 + round;
+
+		memset(r_, v, 4096);
+		memset(l, old, 4096);
+		memset(p.bufb, 0xbb, 4096);
+		if (post_recv1(p.b, 100 + round, p.bufb, 4096, p.mrb->lkey)) {
+			failf(name, "post_recv: %s", strerror(errno));
+			goto out;
+		}
+		rs = (struct ibv_sge){ (uintptr_t)l, 4096, p.mra->lkey };
+		ss = rs;
+		rd = (struct ibv_send_wr){ .wr_id = 1, .sg_list = &rs, .num_sge = 1,
+					   .opcode = IBV_WR_RDMA_READ, .next = &sd };
+		rd.wr.rdma.remote_addr = (uintptr_t)r_;
+		rd.wr.rdma.rkey = p.mrb->rkey;
+		sd = (struct ibv_send_wr){ .wr_id = 2, .sg_list = &ss, .num_sge = 1,
+					   .opcode = IBV_WR_SEND,
+					   .send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE };
+		if (ibv_post_send(p.a, &rd, &bad)) {
+			failf(name, "post READ + fenced SEND: %s", strerror(errno));
+			goto out;
+		}
+		if (want_wc(name, p.cqa, 2, IBV_WC_SUCCESS, 10000))
+			goto out;
+		n = collect(p.cqb, wc, 4, 1, 10000);
+		if (n != 1 || wc[0].wr_id != 100u + round || wc[0].status ||
+		    wc[0].byte_len != 4096) {
+			failf(name, "round %d: %d receive completions", round, n);
+			goto out;
+		}
+		if (!bytes_are(p.bufb, 4096, v)) {
+			failf(name, "round %d: the fenced SEND carried %#x..., not the READ's %#x (it started before the READ completed)",
+			      round, (unsigned char)p.bufb[0], v);
+			goto out;
+		}
+	}
+	pass(name);
+out:
+	pair_down(&p);
+}
+
+/*
+ * o10-53.2.2 and o10-53.2.6: two RC QPs take their receives from one SRQ;
+ * c's receive CQ differs from its send CQ.  Three SENDs from c's peer and
+ * one from b's: each receive completion goes to the receive CQ of the QP
+ * that got the message (none to c's send CQ), c's three in the order they
+ * were sent; a WQE polled from the CQ is posted again at once (same wr_id,
+ * same buffer) and takes the next SEND.
+ */
+static void t_srq_two_qps(void)
+{
+	const char *name = "srq_completion_to_receiving_qps_cq";
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		  IBV_ACCESS_REMOTE_READ;
+	struct ibv_cq *cqs = NULL, *cqr = NULL;
+	struct ibv_qp *c = NULL, *d = NULL;
+	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = IBV_QPT_RC };
+	struct ibv_sge sge;
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_wc wc[4];
+	struct pair p;
+	int i, r, n;
+
+	pair_srq_fn = srq16;
+	r = pair_up(name, &p, 7);
+	pair_srq_fn = NULL;
+	if (r)
+		goto out;
+	cqs = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	cqr = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	if (!cqs || !cqr) {
+		failf(name, "setup: CQs: %s", strerror(errno));
+		goto out;
+	}
+	ia.send_cq = cqs;
+	ia.recv_cq = cqr;
+	ia.srq = pair_srq;
+	c = ibv_create_qp(p.pd, &ia);
+	d = mk_qp(p.pd, p.cqa, cap_ok, NULL);
+	if (!c || !d || to_init(c, acc) || to_init(d, acc) ||
+	    connect_pair(d, c, 0x3000, 0x4000, 7)) {
+		failf(name, "setup: the second QP pair: %s", strerror(errno));
+		goto out;
+	}
+	if ((r = post_srq_recvs(&p, pair_srq, 40, 4, 256))) {
+		failf(name, "post_srq_recv: %s", errname(r));
+		goto out;
+	}
+	for (i = 0; i < 3; i++) {
+		memset(p.bufa + 8192 + i * 256, 0x50 + i, 60 + i);
+		if ((r = post_send1(d, 60 + i, p.bufa + 8192 + i * 256, 60 + i,
+				    p.mra->lkey))) {
+			failf(name, "post_send on c's peer: %s", errname(r));
+			goto out;
+		}
+	}
+	if (collect(p.cqa, wc, 4, 3, 10000) != 3) {
+		failf(name, "c's peer: fewer than 3 send completions");
+		goto out;
+	}
+	n = collect(cqr, wc, 4, 3, 10000);
+	for (i = 0; i < n; i++) {
+		if (wc[i].wr_id != 40u + i || wc[i].status != IBV_WC_SUCCESS ||
+		    wc[i].qp_num != c->qp_num || wc[i].byte_len != 60u + i ||
+		    !bytes_are(p.bufb + (40 + i) * 256, 60 + i, 0x50 + i))
+			break;
+	}
+	if (n != 3 || i != 3) {
+		failf(name, "c's receive CQ: %d completions, #%d wr_id %llu %s qp %u byte_len %u; expected wr_ids 40..42 in order",
+		      n, i, i < n ? (unsigned long long)wc[i].wr_id : 0ULL,
+		      i < n ? st(wc[i].status) : "-", i < n ? wc[i].qp_num : 0,
+		      i < n ? wc[i].byte_len : 0);
+		goto out;
+	}
+	if (ibv_poll_cq(cqs, 1, wc) || ibv_poll_cq(p.cqb, 1, wc)) {
+		failf(name, "a completion on c's send CQ or b's CQ (wr_id %llu)",
+		      (unsigned long long)wc[0].wr_id);
+		goto out;
+	}
+	/* the polled WQE 40 again, then b's peer sends: 43 first, then 40 */
+	sge = (struct ibv_sge){ (uintptr_t)p.bufb + 40 * 256, 256, p.mrb->lkey };
+	rwr = (struct ibv_recv_wr){ .wr_id = 40, .sg_list = &sge, .num_sge = 1 };
+	memset(p.bufb + 40 * 256, 0xbb, 256);
+	if ((r = ibv_post_srq_recv(pair_srq, &rwr, &rbad))) {
+		failf(name, "re-posting the polled WQE: %s", errname(r));
+		goto out;
+	}
+	for (i = 0; i < 2; i++) {
+		memset(p.bufa + i * 256, 0x70 + i, 80);
+		if (post_send1(p.a, 70 + i, p.bufa + i * 256, 80, p.mra->lkey) ||
+		    want_wc(name, p.cqa, 70 + i, IBV_WC_SUCCESS, 10000))
+			goto out;
+	}
+	n = collect(p.cqb, wc, 4, 2, 10000);
+	if (n != 2 || wc[0].wr_id != 43 || wc[1].wr_id != 40 ||
+	    wc[0].qp_num != p.b->qp_num || wc[1].qp_num != p.b->qp_num ||
+	    wc[0].status || wc[1].status ||
+	    !bytes_are(p.bufb + 43 * 256, 80, 0x70) ||
+	    !bytes_are(p.bufb + 40 * 256, 80, 0x71)) {
+		failf(name, "b's CQ: %d completions, wr_ids %llu, %llu; expected 43 then the re-posted 40, on b, with their bytes",
+		      n, n > 0 ? (unsigned long long)wc[0].wr_id : 0ULL,
+		      n > 1 ? (unsigned long long)wc[1].wr_id : 0ULL);
+		goto out;
+	}
+	if (ibv_poll_cq(cqr, 1, wc) || ibv_poll_cq(cqs, 1, wc)) {
+		failf(name, "a completion for b's messages on c's CQs");
+		goto out;
+	}
+	pass(name);
+out:
+	if (c)
+		ibv_destroy_qp(c);
+	if (d)
+		ibv_destroy_qp(d);
+	if (cqs)
+		ibv_destroy_cq(cqs);
+	if (cqr)
+		ibv_destroy_cq(cqr);
+	pair_down(&p);
+}
+
+/*
  * SRQ resize (10.2.9.3, IB_DEVICE_SRQ_RESIZE) under traffic: receive WQEs
  * posted before the resize are used in order while SENDs are arriving, a
  * size below them is refused, and the larger SRQ holds more than before.
@@ -7079,6 +7263,8 @@ int main(int argc, char **argv)
 	t_read_bad_lkey_range();
 	t_cq_resize();
 	t_srq_resize();
+	t_srq_two_qps();
+	t_fence_read_then_send();
 	t_atomic_write_refused();
 	t_mem_placement();
 	t_mw();
