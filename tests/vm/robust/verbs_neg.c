@@ -3807,6 +3807,43 @@ out:
 }
 
 /*
+ * C10-148: a UC receive WQE that fails locally (an L_Key nobody has)
+ * completes in error, the QP goes to Error and the receive behind it
+ * flushes; nothing is written.  The sender, unacknowledged, completes
+ * successfully.
+ */
+static void t_uc_recv_err(void)
+{
+	const char *name = "uc_recv_local_err_qp_err_flush";
+	struct pair p = {};
+
+	if (uc_pair_up(name, &p))
+		goto out;
+	if (post_recv1(p.b, 40, p.bufb, 256, p.mrb->lkey ^ 0x005a5a00) ||
+	    post_recv1(p.b, 41, p.bufb + 4096, 256, p.mrb->lkey)) {
+		failf(name, "post_recv: %s", strerror(errno));
+		goto out;
+	}
+	memset(p.bufa, 0x44, 64);
+	if (post_send1(p.a, 840, p.bufa, 64, p.mra->lkey) ||
+	    want_wc(name, p.cqa, 840, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, p.cqb, 40, IBV_WC_LOC_PROT_ERR, 10000) ||
+	    want_wc(name, p.cqb, 41, IBV_WC_WR_FLUSH_ERR, 10000))
+		goto out;
+	if (qp_state(p.b) != IBV_QPS_ERR) {
+		failf(name, "receiver QP in %s, expected ERR", qps(qp_state(p.b)));
+		goto out;
+	}
+	if (!bytes_are(p.bufb, BUF, 0xbb)) {
+		failf(name, "the failed receive wrote into the buffer");
+		goto out;
+	}
+	pass(name);
+out:
+	pair_down(&p);
+}
+
+/*
  * C10-55: the local MR's rights must allow the access.  An MR registered
  * with no rights (local read only) may be gathered from: a SEND from it
  * lands.  A READ into it is LOC_PROT_ERR and leaves it as it was.  (A
@@ -6237,6 +6274,71 @@ out:
 }
 
 /*
+ * C10-91: on a send queue created with sq_sig_all every WR completes,
+ * flagged signaled or not: four WRITEs posted without IBV_SEND_SIGNALED
+ * give four completions, in order, and all four land.
+ */
+static void t_sq_sig_all(void)
+{
+	const char *name = "sq_sig_all_every_wr_completes";
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		  IBV_ACCESS_REMOTE_READ;
+	struct ibv_qp_init_attr ia = { .cap = cap_ok, .qp_type = IBV_QPT_RC,
+				       .sq_sig_all = 1 };
+	struct ibv_send_wr wr[4], *bad;
+	struct ibv_sge sge[4];
+	struct ibv_qp *c = NULL, *d = NULL;
+	struct ibv_wc wc[8];
+	struct pair p;
+	int i, n;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	ia.send_cq = ia.recv_cq = p.cqa;
+	c = ibv_create_qp(p.pd, &ia);
+	d = mk_qp(p.pd, p.cqb, cap_ok, NULL);
+	if (!c || !d || to_init(c, acc) || to_init(d, acc) ||
+	    connect_pair(c, d, 0x5000, 0x6000, 7)) {
+		failf(name, "setup: an sq_sig_all QP and its peer: %s", strerror(errno));
+		goto out;
+	}
+	memset(wr, 0, sizeof(wr));
+	for (i = 0; i < 4; i++) {
+		memset(p.bufa + 4096 + i * 64, 0x30 + i, 64);
+		sge[i] = (struct ibv_sge){ (uintptr_t)p.bufa + 4096 + i * 64, 64, p.mra->lkey };
+		wr[i].wr_id = 20 + i;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].opcode = IBV_WR_RDMA_WRITE;
+		wr[i].wr.rdma.remote_addr = (uintptr_t)p.bufb + 4096 + i * 64;
+		wr[i].wr.rdma.rkey = p.mrb->rkey;
+		wr[i].next = i < 3 ? &wr[i + 1] : NULL;
+	}
+	if (ibv_post_send(c, wr, &bad)) {
+		failf(name, "post_send: %s", strerror(errno));
+		goto out;
+	}
+	n = collect(p.cqa, wc, 8, 4, 10000);
+	for (i = 0; i < n && i < 4; i++)
+		if (wc[i].wr_id != 20u + i || wc[i].status != IBV_WC_SUCCESS ||
+		    wc[i].opcode != IBV_WC_RDMA_WRITE ||
+		    !bytes_are(p.bufb + 4096 + i * 64, 64, 0x30 + i))
+			break;
+	if (n != 4 || i != 4 || poll1(p.cqa, wc, 300) == 1) {
+		failf(name, "%d completions (#%d wrong or the data missing), expected 20..23 in order",
+		      n, i);
+		goto out;
+	}
+	pass(name);
+out:
+	if (c)
+		ibv_destroy_qp(c);
+	if (d)
+		ibv_destroy_qp(d);
+	pair_down(&p);
+}
+
+/*
  * C10-90, C10-91, C10-92 on a QP without sq_sig_all: a successful
  * unsignaled WRITE makes no completion (only the signaled one behind it
  * does, and both land), and an unsignaled WRITE that fails completes
@@ -7234,6 +7336,7 @@ int main(int argc, char **argv)
 	t_atomic_unaligned();
 	t_sge_sum_over_max_msg();
 	t_uc_immediate_err();
+	t_uc_recv_err();
 	t_read_into_ro_mr();
 	t_qp_rdma_disabled();
 	t_zero_len_no_checks();
@@ -7270,6 +7373,7 @@ int main(int argc, char **argv)
 	t_mw();
 	t_rereg_mr();
 	t_unsignaled();
+	t_sq_sig_all();
 	t_ackreq();
 	t_ack_timeout_set();
 	t_sqd_draining_attrs();
