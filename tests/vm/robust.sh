@@ -16,6 +16,9 @@
 #   rdma_cm_after_gsi_big  QP1 is in RTS after pkt's gsi_big class (datagrams
 #                too long for its MAD buffers) and rping (rdma_cm, whose CM
 #                MADs use QP1) connects and verifies 5 pings.
+#   tables_read_only  C10-2, C10-122: GID 0 and P_Key 0 refuse writes;
+#                GID 0 stays while an IPv4 address comes and goes on the
+#                netdev (its RoCE v2 GID appears at another index and goes).
 #   verbs_neg    tests/vm/robust/verbs_neg.c: errno and completion-status
 #                checks; each case is recorded as verbs_neg/<case>.
 #                Binary: build/robust/verbs_neg if it is newer than the
@@ -351,6 +354,44 @@ t_fuzz() {
 	wait "$p" 2>/dev/null || true
 	assert_dmesg_clean "test fuzz"
 	((rc == 0)) || fail "fuzz: see above (drop counters, live traffic or rdma_cm)"
+}
+
+# C10-2 and C10-122: software above the verbs cannot change GID 0 or the
+# P_Key table.  Their sysfs files refuse writes; GID 0 (the link-local GID
+# from the MAC) stays as it was while an address is added to the netdev and
+# removed again, whose RoCE v2 GID appears at another index and goes.
+gid_idx_of() { # GID: its index in port 1's table, or nothing
+	local f
+	f=$(grep -slxF "$1" "/sys/class/infiniband/$DEV/ports/1/gids/"* | head -n1)
+	[[ -n $f ]] && echo "${f##*/}"
+}
+t_tables_read_only() {
+	local p=/sys/class/infiniband/$DEV/ports/1 g0 pk idx
+	local gid=0000:0000:0000:0000:0000:ffff:0a4d:0001
+	ensure_link
+	g0=$(cat "$p/gids/0") || fail "cannot read GID 0"
+	[[ $g0 == fe80:* ]] || fail "GID 0 is $g0, expected the link-local fe80:: GID"
+	pk=$(cat "$p/pkeys/0") || fail "cannot read P_Key 0"
+	[[ $pk == 0xffff ]] || fail "P_Key 0 is $pk, expected 0xffff"
+	if (echo 0000:0000:0000:0000:0000:0000:0000:0001 >"$p/gids/0") 2>/dev/null; then
+		fail "writing GID 0 succeeded"
+	fi
+	if (echo 0x8001 >"$p/pkeys/0") 2>/dev/null; then
+		fail "writing P_Key 0 succeeded"
+	fi
+	gid_idx_of "$gid" >/dev/null && fail "GID $gid present before its address"
+	"$IP" addr add 10.77.0.1/32 dev "$NETDEV" || fail "ip addr add"
+	wait_for 10 gid_idx_of "$gid" >/dev/null ||
+		{ "$IP" addr del 10.77.0.1/32 dev "$NETDEV"; fail "no GID for 10.77.0.1 within 10 s"; }
+	idx=$(gid_idx_of "$gid")
+	tinfo "10.77.0.1 added: its GID at index $idx; GID 0 $(cat "$p/gids/0")"
+	[[ $idx != 0 && $(cat "$p/gids/0") == "$g0" ]] ||
+		{ "$IP" addr del 10.77.0.1/32 dev "$NETDEV"; fail "GID 0 changed or was taken by the new address"; }
+	"$IP" addr del 10.77.0.1/32 dev "$NETDEV" || fail "ip addr del"
+	wait_for 10 eval '! gid_idx_of "$gid" >/dev/null' || fail "GID $gid still there 10 s after its address went"
+	[[ $(cat "$p/gids/0") == "$g0" && $(cat "$p/pkeys/0") == 0xffff ]] ||
+		fail "GID 0 or P_Key 0 changed: $(cat "$p/gids/0") $(cat "$p/pkeys/0")"
+	assert_dmesg_clean "test tables_read_only"
 }
 
 t_verbs_neg() {
@@ -880,6 +921,7 @@ fi
 robust_test pkt 300 t_pkt && record_cases "$RESULTS/tests/pkt.log" pkt
 robust_test pkt_after_pingpong 120 t_pkt_after_pingpong
 robust_test rdma_cm_after_gsi_big 120 t_rdma_cm_after_gsi_big
+robust_test tables_read_only 60 t_tables_read_only
 robust_test verbs_neg 180 t_verbs_neg && record_cases "$RESULTS/tests/verbs_neg.log" verbs_neg
 robust_test fuzz 420 t_fuzz
 res_summary >/tmp/res-before-scribble
