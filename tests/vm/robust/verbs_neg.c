@@ -1017,16 +1017,25 @@ out:
 	pair_down(&p);
 }
 
+/* Every byte of b[0, n) is v. */
+static int bytes_are(const char *b, int n, unsigned char v)
+{
+	while (n--)
+		if ((unsigned char)b[n] != v)
+			return 0;
+	return 1;
+}
+
 /*
  * SQD (10.3.1.5): a SEND held up by RNR NAKs keeps the send queue draining,
  * so no SQ_DRAINED event comes and SQD -> RTS is refused (C10-36); a WRITE
  * posted in SQD is accepted (C10-33) but not processed (C10-37).  Once the
  * receive is posted the SEND completes, SQ_DRAINED is raised, and back in
- * RTS the WRITE runs.
+ * RTS the WRITE runs.  With @len over the MTU the SEND is a multi-packet
+ * message started before SQD: all of it arrives in SQD (C10-35).
  */
-static void t_sqd_drain(void)
+static void t_sqd_drain(const char *name, uint32_t len)
 {
-	const char *name = "sqd_drained_event";
 	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_SQD,
 				  .en_sqd_async_notify = 1 };
 	struct ibv_qp_init_attr ia;
@@ -1040,7 +1049,8 @@ static void t_sqd_drain(void)
 
 	if (pair_up(name, &p, 7))
 		goto out;
-	sge = (struct ibv_sge){ (uintptr_t)p.bufa, 100, p.mra->lkey };
+	memset(p.bufa, 0x4e, len);
+	sge = (struct ibv_sge){ (uintptr_t)p.bufa, len, p.mra->lkey };
 	wr.wr_id = 700;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
@@ -1058,14 +1068,14 @@ static void t_sqd_drain(void)
 		failf(name, "RTS -> SQD: got %s, expected 0", errname(r));
 		goto out;
 	}
-	memset(p.bufa + 8192, 0x5c, 2048);
-	wsge = (struct ibv_sge){ (uintptr_t)p.bufa + 8192, 2048, p.mra->lkey };
+	memset(p.bufa + 40960, 0x5c, 2048);
+	wsge = (struct ibv_sge){ (uintptr_t)p.bufa + 40960, 2048, p.mra->lkey };
 	wwr.wr_id = 701;
 	wwr.sg_list = &wsge;
 	wwr.num_sge = 1;
 	wwr.opcode = IBV_WR_RDMA_WRITE;
 	wwr.send_flags = IBV_SEND_SIGNALED;
-	wwr.wr.rdma.remote_addr = (uintptr_t)p.bufb + 4096;
+	wwr.wr.rdma.remote_addr = (uintptr_t)p.bufb + 40960;
 	wwr.wr.rdma.rkey = p.mrb->rkey;
 	r = ibv_post_send(p.a, &wwr, &bad);
 	if (r) {
@@ -1084,7 +1094,7 @@ static void t_sqd_drain(void)
 		      errname(r), qps(qp_state(p.a)));
 		goto out;
 	}
-	rsge = (struct ibv_sge){ (uintptr_t)p.bufb, 4096, p.mrb->lkey };
+	rsge = (struct ibv_sge){ (uintptr_t)p.bufb, 32768, p.mrb->lkey };
 	rwr.wr_id = 702;
 	rwr.sg_list = &rsge;
 	rwr.num_sge = 1;
@@ -1101,6 +1111,15 @@ static void t_sqd_drain(void)
 	if (r != 1 || wc.wr_id != 700 || wc.status != IBV_WC_SUCCESS) {
 		failf(name, "SEND: got %s, expected wr_id 700 success before SQ_DRAINED",
 		      r == 1 ? st(wc.status) : "no completion");
+		goto out;
+	}
+	/* the whole message, every packet of it, arrived in SQD */
+	r = poll1(p.cqb, &wc, 1000);
+	if (r != 1 || wc.wr_id != 702 || wc.status != IBV_WC_SUCCESS ||
+	    wc.byte_len != len || !bytes_are(p.bufb, len, 0x4e) ||
+	    !bytes_are(p.bufb + len, 32768 - len, 0xbb)) {
+		failf(name, "receive: %s, byte_len %u; expected wr_id 702 success, %u bytes of 0x4e",
+		      r == 1 ? st(wc.status) : "no completion", r == 1 ? wc.byte_len : 0, len);
 		goto out;
 	}
 	if (poll1(p.cqa, &wc, 300) != 0) {
@@ -1124,10 +1143,9 @@ static void t_sqd_drain(void)
 	if (r != 1 || wc.wr_id != 701 || wc.status != IBV_WC_SUCCESS)
 		failf(name, "WRITE after SQD -> RTS: got %s, expected wr_id 701 success",
 		      r == 1 ? st(wc.status) : "no completion");
-	else if ((unsigned char)p.bufb[4095] != 0xbb ||
-		 (unsigned char)p.bufb[4096] != 0x5c ||
-		 (unsigned char)p.bufb[6143] != 0x5c ||
-		 (unsigned char)p.bufb[6144] != 0xbb)
+	else if ((unsigned char)p.bufb[40959] != 0xbb ||
+		 !bytes_are(p.bufb + 40960, 2048, 0x5c) ||
+		 (unsigned char)p.bufb[43008] != 0xbb)
 		failf(name, "WRITE after SQD -> RTS: wrong bytes at the target");
 	else
 		pass(name);
@@ -1157,15 +1175,6 @@ static int uc_connect(struct ibv_qp *qp, uint32_t dqpn, uint32_t psn)
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = psn;
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
-}
-
-/* Every byte of b[0, n) is v. */
-static int bytes_are(const char *b, int n, unsigned char v)
-{
-	while (n--)
-		if ((unsigned char)b[n] != v)
-			return 0;
-	return 1;
 }
 
 static int post_send1(struct ibv_qp *qp, uint64_t id, void *buf, uint32_t len,
@@ -7349,7 +7358,8 @@ int main(int argc, char **argv)
 	t_async_srq();
 	t_async_cq_overflow();
 	t_rnr();
-	t_sqd_drain();
+	t_sqd_drain("sqd_drained_event", 100);
+	t_sqd_drain("sqd_drained_event_multi_packet", 20000);
 	t_recv_local_prot_err();
 	t_uc_sqe();
 	t_ud_sqe();
