@@ -852,14 +852,15 @@ static noinline int kv_mcast_block_rc_refused(struct kv_ctx *c, const char *name
 		return -1;
 	}
 	qp = ib_create_qp(c->pd, &rc);
-	ib_free_cq(rc.send_cq);
 	if (!IS_ERR(qp) || PTR_ERR(qp) != -EINVAL) {
 		kv_fail(c, name, "RC QP with the flag: %ld, want -EINVAL",
 			IS_ERR(qp) ? PTR_ERR(qp) : 0L);
 		if (!IS_ERR(qp))
 			ib_destroy_qp(qp);
+		ib_free_cq(rc.send_cq);
 		return -1;
 	}
+	ib_free_cq(rc.send_cq);
 	return 0;
 }
 

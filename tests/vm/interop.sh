@@ -76,7 +76,8 @@ _pair_body() { # ROLE NAME TMO SPEC ARGS...
 	if [[ -n ${STRESS_DYNDBG:-} || $rc != 0 || $prc != 0 ]]; then
 		echo "counters: $("$RDMA" statistic show link "$DEV/1" 2>&1)"
 	fi
-	# a lost datagram: did it reach the NIC, IP, UDP?  Is the group joined?
+	# a lost datagram: did it reach the NIC, IP, UDP? (totals since boot;
+	# the groups listed are those left after mckey's exit)
 	if [[ -n $DIAG_MCAST && ($rc != 0 || $prc != 0) ]]; then
 		echo "snmp: $(grep -E '^(Ip|Udp):' /proc/net/snmp | tr '\n' ' ')"
 		echo "mcast: $(grep -E '^(IpExt):' /proc/net/netstat | tr '\n' ' ')"

@@ -3705,8 +3705,8 @@ static void t_sge_sum_over_max_msg(void)
 	const char *name = "send_sge_sum_over_max_msg_refused";
 	struct ibv_qp_cap cap = cap_ok;
 	struct ibv_sge sge[2];
-	struct ibv_send_wr wr = {}, *bad;
-	struct ibv_port_attr pa;
+	struct ibv_send_wr wr = {}, *bad = NULL;
+	struct ibv_port_attr pa = {};
 	struct ibv_wc wc[4];
 	struct pair p;
 	int r, n;
@@ -3734,8 +3734,9 @@ static void t_sge_sum_over_max_msg(void)
 	if (r) {
 		printf("# %s: refused at the post (EINVAL)\n", name);
 		n = collect(p.cqa, wc, 4, 1, 500);
-		if (n) {
-			failf(name, "%d completions for a refused post", n);
+		if (n || bad != &wr || qp_state(p.a) != IBV_QPS_RTS) {
+			failf(name, "%d completions for a refused post, bad_wr %s, QP in %s",
+			      n, bad == &wr ? "it" : "other", qps(qp_state(p.a)));
 			goto out;
 		}
 	} else {
@@ -3772,7 +3773,9 @@ static void t_uc_immediate_err(void)
 {
 	const char *name = "uc_immediate_error_no_effect";
 	struct ibv_sge sge[2];
-	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_send_wr wr = {}, *bad = NULL;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qia;
 	struct ibv_wc wc;
 	struct pair p = {};
 	int r;
@@ -3781,6 +3784,11 @@ static void t_uc_immediate_err(void)
 		goto out;
 	if (post_recv1(p.b, 20, p.bufb, 512, p.mrb->lkey)) {
 		failf(name, "setup: receive: %s", strerror(errno));
+		goto out;
+	}
+	if (ibv_query_qp(p.a, &qa, IBV_QP_CAP, &qia) || qia.cap.max_send_sge != 1) {
+		failf(name, "setup: max_send_sge %u, expected the 1 asked for",
+		      qia.cap.max_send_sge);
 		goto out;
 	}
 	sge[0] = sge[1] = (struct ibv_sge){ (uintptr_t)p.bufa, 32, p.mra->lkey };
@@ -3899,10 +3907,24 @@ out:
 /*
  * C10-88: no RDMA into a QP that does not enable it, whatever the MR
  * allows.  The target QP with remote READ only: a WRITE through an R_Key
- * with remote write completes REM_ACCESS_ERR and the memory keeps its
- * bytes; with remote WRITE only, a READ completes REM_ACCESS_ERR and
- * brings nothing back.
+ * with remote write fails (sroce: REM_ACCESS_ERR; rdma_rxe answers
+ * Invalid Request, so either is taken) and the memory keeps its bytes;
+ * with remote WRITE only, a READ fails alike and brings nothing back.
  */
+static int want_rdma_refused(const char *name, struct ibv_cq *cq, uint64_t id)
+{
+	struct ibv_wc wc;
+	int r = poll1(cq, &wc, 10000);
+
+	if (r == 1 && wc.wr_id == id && (wc.status == IBV_WC_REM_ACCESS_ERR ||
+					 wc.status == IBV_WC_REM_INV_REQ_ERR))
+		return 0;
+	failf(name, "%s wr_id %llu %s, expected REM_ACCESS_ERR or REM_INV_REQ_ERR",
+	      r == 1 ? "got" : "no completion for", (unsigned long long)id,
+	      r == 1 ? st(wc.status) : "-");
+	return -1;
+}
+
 static void t_qp_rdma_disabled(void)
 {
 	const char *name = "rdma_needs_qp_access_flags";
@@ -3919,7 +3941,7 @@ static void t_qp_rdma_disabled(void)
 	memset(p.bufa, 0x61, 512);
 	if (post_rdma1(p.a, 1, IBV_WR_RDMA_WRITE, p.bufa, 512, p.mra->lkey,
 		       p.bufb, p.mrb->rkey) ||
-	    want_wc(name, p.cqa, 1, IBV_WC_REM_ACCESS_ERR, 10000))
+	    want_rdma_refused(name, p.cqa, 1))
 		goto out;
 	if (!bytes_are(p.bufb, BUF, 0xbb)) {
 		failf(name, "a WRITE landed in a QP without remote write");
@@ -3935,7 +3957,7 @@ static void t_qp_rdma_disabled(void)
 	}
 	if (post_rdma1(p.a, 2, IBV_WR_RDMA_READ, p.bufa, 512, p.mra->lkey,
 		       p.bufb, p.mrb->rkey) ||
-	    want_wc(name, p.cqa, 2, IBV_WC_REM_ACCESS_ERR, 10000))
+	    want_rdma_refused(name, p.cqa, 2))
 		goto out;
 	if (!bytes_are(p.bufa, BUF, 0xaa)) {
 		failf(name, "a READ from a QP without remote read brought data back");
@@ -3947,10 +3969,70 @@ out:
 }
 
 /*
+ * C10-57: the MR's remote rights must allow the access; the target QP
+ * allows all three.  A WRITE through an R_Key with remote read only, a
+ * READ through one with remote write only, a FETCH_ADD through one
+ * without remote atomic: each completes REM_ACCESS_ERR and nothing moves
+ * either way.
+ */
+static void mr_right_case(const char *name, enum ibv_wr_opcode op, int mr_acc)
+{
+	int qacc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	struct ibv_qp_attr qa = { .qp_access_flags = qacc };
+	struct ibv_mr *mr = NULL;
+	struct pair p;
+	int r;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	mr = ibv_reg_mr(p.pd, p.bufb + 16384, 4096, IBV_ACCESS_LOCAL_WRITE | mr_acc);
+	if (!mr || ibv_modify_qp(p.b, &qa, IBV_QP_ACCESS_FLAGS)) {
+		failf(name, "setup: MR or QP access flags: %s", strerror(errno));
+		goto out;
+	}
+	memset(p.bufa, 0x66, 64);
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD)
+		r = fetch_add1(p.a, 1, p.bufa, p.mra->lkey, p.bufb + 16384, mr->rkey, 9);
+	else
+		r = post_rdma1(p.a, 1, op, p.bufa, 64, p.mra->lkey, p.bufb + 16384,
+			       mr->rkey);
+	if (r) {
+		failf(name, "post: %s", errname(r));
+		goto out;
+	}
+	if (want_wc(name, p.cqa, 1, IBV_WC_REM_ACCESS_ERR, 10000))
+		goto out;
+	if (!bytes_are(p.bufb, BUF, 0xbb) || !bytes_are(p.bufa, 64, 0x66)) {
+		failf(name, "data moved: target %s, local %s",
+		      bytes_are(p.bufb, BUF, 0xbb) ? "intact" : "written",
+		      bytes_are(p.bufa, 64, 0x66) ? "intact" : "written");
+		goto out;
+	}
+	pass(name);
+out:
+	if (mr)
+		ibv_dereg_mr(mr);
+	pair_down(&p);
+}
+
+static void t_mr_remote_rights(void)
+{
+	mr_right_case("mr_read_only_rkey_write_refused", IBV_WR_RDMA_WRITE,
+		      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	mr_right_case("mr_write_only_rkey_read_refused", IBV_WR_RDMA_READ,
+		      IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+	mr_right_case("mr_no_atomic_rkey_fetch_add_refused",
+		      IBV_WR_ATOMIC_FETCH_AND_ADD,
+		      IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+}
+
+/*
  * C10-54.1.1 and C10-54.1.2: no protection checks on zero-length data.
  * A SEND whose first SGE is zero bytes under a key nobody has (and an
  * address nobody mapped) delivers the second SGE's bytes; a zero-length
- * WRITE through an R_Key nobody has succeeds; a zero-length SEND is taken
+ * WRITE from and to unmapped addresses under keys nobody has succeeds; a
+ * zero-length SEND is taken
  * by a receive WQE whose SGE has no valid key and completes successfully
  * with byte_len 0, the buffer untouched.
  */
@@ -3985,8 +4067,9 @@ static void t_zero_len_no_checks(void)
 		      bytes_are(p.bufb, 64, 0x71) ? "right" : "wrong");
 		goto out;
 	}
-	if (post_rdma1(p.a, 2, IBV_WR_RDMA_WRITE, p.bufa, 0, p.mra->lkey,
-		       p.bufb + 8192, p.mrb->rkey ^ 0x00f0f000) ||
+	if (post_rdma1(p.a, 2, IBV_WR_RDMA_WRITE, (void *)0x10, 0,
+		       p.mra->lkey ^ 0x00a5a500, (void *)0x20,
+		       p.mrb->rkey ^ 0x00f0f000) ||
 	    want_wc(name, p.cqa, 2, IBV_WC_SUCCESS, 10000))
 		goto out;
 	if (post_recv1(p.b, 11, p.bufb + 16384, 256, p.mrb->lkey ^ 0x005a5a00) ||
@@ -4089,7 +4172,7 @@ static void t_ud_over_mtu(void)
 	};
 	struct ibv_port_attr pa;
 	struct ibv_ah *ah = NULL;
-	struct ibv_wc wc;
+	struct ibv_wc wc = {};
 	long sent0, sent1;
 	struct pair p = {};
 	uint32_t mtu;
@@ -4444,8 +4527,12 @@ static void t_srq_two_qps(void)
 			goto out;
 		}
 	}
-	if (collect(p.cqa, wc, 4, 3, 10000) != 3) {
-		failf(name, "c's peer: fewer than 3 send completions");
+	n = collect(p.cqa, wc, 4, 3, 10000);
+	for (i = 0; i < n; i++)
+		if (wc[i].wr_id != 60u + i || wc[i].status != IBV_WC_SUCCESS)
+			break;
+	if (n != 3 || i != 3) {
+		failf(name, "c's peer: %d send completions, #%d not wr_id %d success", n, i, 60 + i);
 		goto out;
 	}
 	n = collect(cqr, wc, 4, 3, 10000);
@@ -7348,6 +7435,7 @@ int main(int argc, char **argv)
 	t_uc_recv_err();
 	t_read_into_ro_mr();
 	t_qp_rdma_disabled();
+	t_mr_remote_rights();
 	t_zero_len_no_checks();
 	t_ud_zero_len_grh_checked();
 	t_ud_over_mtu();
