@@ -1402,12 +1402,30 @@ static int fetch_add1(struct ibv_qp *qp, uint64_t id, void *buf, uint32_t lkey,
 	return ibv_post_send(qp, &wr, &bad);
 }
 
+/*
+ * b as a target: an MR over [addr, addr + len) of its PD with @mr_acc, and
+ * b's QP access flags set to @qp_acc.  NULL after failf() if either fails.
+ */
+static struct ibv_mr *b_target(const char *name, struct pair *p, void *addr,
+			       size_t len, int mr_acc, int qp_acc)
+{
+	struct ibv_qp_attr qa = { .qp_access_flags = qp_acc };
+	struct ibv_mr *mr = ibv_reg_mr(p->pd, addr, len, mr_acc);
+
+	if (!mr || ibv_modify_qp(p->b, &qa, IBV_QP_ACCESS_FLAGS)) {
+		failf(name, "setup: target MR or access flags: %s", strerror(errno));
+		if (mr)
+			ibv_dereg_mr(mr);
+		return NULL;
+	}
+	return mr;
+}
+
 static void t_atomic_rc_only(void)
 {
 	const char *name = "atomic_rc_lands_uc_refused";
 	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		  IBV_ACCESS_REMOTE_ATOMIC;
-	struct ibv_qp_attr qa = { .qp_access_flags = acc | IBV_ACCESS_REMOTE_READ };
 	struct ibv_mr *amr = NULL, *umr = NULL;
 	uint64_t old, now;
 	struct pair p, u = {};
@@ -1416,11 +1434,9 @@ static void t_atomic_rc_only(void)
 	if (pair_up(name, &p, 7))
 		goto out;
 	*(uint64_t *)(p.bufb + 64) = 1000;
-	amr = ibv_reg_mr(p.pd, p.bufb, BUF, acc);
-	if (!amr || ibv_modify_qp(p.b, &qa, IBV_QP_ACCESS_FLAGS)) {
-		failf(name, "setup: atomic MR or access flags: %s", strerror(errno));
+	amr = b_target(name, &p, p.bufb, BUF, acc, acc | IBV_ACCESS_REMOTE_READ);
+	if (!amr)
 		goto out;
-	}
 	r = fetch_add1(p.a, 1, p.bufa, p.mra->lkey, p.bufb + 64, amr->rkey, 5);
 	if (r) {
 		failf(name, "RC FETCH_ADD: post got %s, expected 0", errname(r));
@@ -1898,6 +1914,17 @@ static int ud_up(struct ibv_qp *qp, uint32_t qkey)
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 }
 
+/* An AH on @pd to this port's own GID: datagrams loop back to the device. */
+static struct ibv_ah *ah_to_self(struct ibv_pd *pd)
+{
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = gid, .sgid_index = gid_index, .hop_limit = 64 },
+	};
+
+	return ibv_create_ah(pd, &aa);
+}
+
 static int ud_send1(struct ibv_qp *qp, uint64_t id, struct ibv_ah *ah,
 		    uint32_t dqpn, void *buf, uint32_t len, uint32_t lkey)
 {
@@ -1939,16 +1966,12 @@ static void t_ud_sqe(void)
 {
 	const char *name = "ud_send_error_sqe";
 	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_RTS };
-	struct ibv_ah_attr aa = {
-		.is_global = 1, .port_num = 1,
-		.grh = { .dgid = gid, .sgid_index = gid_index, .hop_limit = 64 },
-	};
 	struct ibv_ah *ah = NULL;
 	struct pair p = {};
 
 	if (ud_pair_up(name, &p))
 		goto out;
-	ah = ibv_create_ah(p.pd, &aa);
+	ah = ah_to_self(p.pd);
 	if (!ah) {
 		failf(name, "setup: create_ah: %s", strerror(errno));
 		goto out;
@@ -2041,10 +2064,6 @@ static int ud_received(const char *name, struct ibv_cq *cq, uint32_t src_qp,
 static void t_ud_immediate_err(void)
 {
 	const char *name = "ud_immediate_error_no_effect";
-	struct ibv_ah_attr aa = {
-		.is_global = 1, .port_num = 1,
-		.grh = { .dgid = gid, .sgid_index = gid_index, .hop_limit = 64 },
-	};
 	struct ibv_sge sge[2];
 	struct ibv_send_wr wr = {}, *bad;
 	struct ibv_ah *ah = NULL;
@@ -2054,7 +2073,7 @@ static void t_ud_immediate_err(void)
 
 	if (ud_pair_up(name, &p))
 		goto out;
-	ah = ibv_create_ah(p.pd, &aa);
+	ah = ah_to_self(p.pd);
 	if (!ah || post_recv1(p.b, 0, p.bufb, 512, p.mrb->lkey)) {
 		failf(name, "setup: AH or receive: %s", strerror(errno));
 		goto out;
@@ -2663,12 +2682,8 @@ static void t_srq_pd(void)
 static void t_ah_other_pd(void)
 {
 	const char *name = "ud_ah_other_pd_loc_qp_op_err";
-	struct ibv_ah_attr aa = {
-		.is_global = 1, .port_num = 1,
-		.grh = { .dgid = gid, .sgid_index = gid_index, .hop_limit = 64 },
-	};
 	struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
-	struct ibv_ah *ah = pd2 ? ibv_create_ah(pd2, &aa) : NULL;
+	struct ibv_ah *ah = pd2 ? ah_to_self(pd2) : NULL;
 	struct ibv_wc wc;
 	struct pair p = {};
 
@@ -2708,10 +2723,6 @@ static void t_ah_destroyed_outstanding(void)
 {
 	const char *name = "ud_ah_destroyed_wrs_complete";
 	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_SQD };
-	struct ibv_ah_attr aa = {
-		.is_global = 1, .port_num = 1,
-		.grh = { .dgid = gid, .sgid_index = gid_index, .hop_limit = 64 },
-	};
 	struct ibv_ah *ah = NULL;
 	struct ibv_wc wc;
 	struct pair p = {};
@@ -2720,7 +2731,7 @@ static void t_ah_destroyed_outstanding(void)
 	if (ud_pair_up(name, &p))
 		goto out;
 	memset(p.bufa, 0x50, BUF);
-	ah = ibv_create_ah(p.pd, &aa);
+	ah = ah_to_self(p.pd);
 	if (!ah) {
 		failf(name, "setup: create_ah: %s", strerror(errno));
 		goto out;
@@ -3600,7 +3611,6 @@ static void t_atomic_unaligned(void)
 	const char *name = "atomic_unaligned_inv_req";
 	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		  IBV_ACCESS_REMOTE_ATOMIC;
-	struct ibv_qp_attr qa = { .qp_access_flags = acc | IBV_ACCESS_REMOTE_READ };
 	const uint64_t id = 0xa11a11a1a11a11a1ull;
 	struct ibv_mr *amr = NULL;
 	struct ibv_qp_ex *qpx;
@@ -3615,11 +3625,9 @@ static void t_atomic_unaligned(void)
 	pair_send_ops = 0;
 	if (r)
 		goto out;
-	amr = ibv_reg_mr(p.pd, p.bufb, BUF, acc);
-	if (!amr || ibv_modify_qp(p.b, &qa, IBV_QP_ACCESS_FLAGS)) {
-		failf(name, "setup: atomic MR or access flags: %s", strerror(errno));
+	amr = b_target(name, &p, p.bufb, BUF, acc, acc | IBV_ACCESS_REMOTE_READ);
+	if (!amr)
 		goto out;
-	}
 	for (i = 0; i < 4; i++)
 		((uint64_t *)(p.bufb + 64))[i] = 1000 + i;
 	qpx = ibv_qp_to_qp_ex(p.a);
@@ -3667,11 +3675,9 @@ static void t_atomic_unaligned(void)
 	pair_down(&p);
 	if (pair_up(name, &p, 7))
 		goto out;
-	amr = ibv_reg_mr(p.pd, p.bufb, BUF, acc);
-	if (!amr || ibv_modify_qp(p.b, &qa, IBV_QP_ACCESS_FLAGS)) {
-		failf(name, "setup: atomic MR or access flags: %s", strerror(errno));
+	amr = b_target(name, &p, p.bufb, BUF, acc, acc | IBV_ACCESS_REMOTE_READ);
+	if (!amr)
 		goto out;
-	}
 	*(uint64_t *)(p.bufb + 72) = 1001;
 	if ((r = fetch_add1(p.a, 2, p.bufa, p.mra->lkey, p.bufb + 72, amr->rkey, 5))) {
 		failf(name, "aligned FETCH_ADD: post got %s", errname(r));
@@ -3979,18 +3985,16 @@ static void mr_right_case(const char *name, enum ibv_wr_opcode op, int mr_acc)
 {
 	int qacc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	struct ibv_qp_attr qa = { .qp_access_flags = qacc };
 	struct ibv_mr *mr = NULL;
 	struct pair p;
 	int r;
 
 	if (pair_up(name, &p, 7))
 		goto out;
-	mr = ibv_reg_mr(p.pd, p.bufb + 16384, 4096, IBV_ACCESS_LOCAL_WRITE | mr_acc);
-	if (!mr || ibv_modify_qp(p.b, &qa, IBV_QP_ACCESS_FLAGS)) {
-		failf(name, "setup: MR or QP access flags: %s", strerror(errno));
+	mr = b_target(name, &p, p.bufb + 16384, 4096,
+		      IBV_ACCESS_LOCAL_WRITE | mr_acc, qacc);
+	if (!mr)
 		goto out;
-	}
 	memset(p.bufa, 0x66, 64);
 	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD)
 		r = fetch_add1(p.a, 1, p.bufa, p.mra->lkey, p.bufb + 16384, mr->rkey, 9);
@@ -4108,17 +4112,13 @@ out:
 static void t_ud_zero_len_grh_checked(void)
 {
 	const char *name = "ud_zero_length_grh_checked";
-	struct ibv_ah_attr aa = {
-		.is_global = 1, .port_num = 1,
-		.grh = { .dgid = gid, .sgid_index = gid_index, .hop_limit = 64 },
-	};
 	struct ibv_ah *ah = NULL;
 	struct ibv_wc wc;
 	struct pair p = {};
 
 	if (ud_pair_up(name, &p))
 		goto out;
-	ah = ibv_create_ah(p.pd, &aa);
+	ah = ah_to_self(p.pd);
 	if (!ah || post_recv1(p.b, 30, p.bufb, 256, p.mrb->lkey)) {
 		failf(name, "setup: AH or receive: %s", strerror(errno));
 		goto out;
@@ -4166,10 +4166,6 @@ out:
 static void t_ud_over_mtu(void)
 {
 	const char *name = "ud_over_mtu_silently_dropped";
-	struct ibv_ah_attr aa = {
-		.is_global = 1, .port_num = 1,
-		.grh = { .dgid = gid, .sgid_index = gid_index, .hop_limit = 64 },
-	};
 	struct ibv_port_attr pa;
 	struct ibv_ah *ah = NULL;
 	struct ibv_wc wc = {};
@@ -4185,7 +4181,7 @@ static void t_ud_over_mtu(void)
 		goto out;
 	}
 	mtu = 128u << pa.active_mtu;
-	ah = ibv_create_ah(p.pd, &aa);
+	ah = ah_to_self(p.pd);
 	if (!ah || post_recv1(p.b, 0, p.bufb, mtu + 2048, p.mrb->lkey)) {
 		failf(name, "setup: AH or receive: %s", strerror(errno));
 		goto out;
