@@ -85,7 +85,8 @@ static bool sroce_transport_matches(const struct sroce_qp *qp, u32 mask)
  * NULL: the loopback sender, or the pass that sent it to another device
  * of this host and whose transmit runs this softirq (sroce_rx_runner).
  * That pass runs @qp's engine itself once it is done (sroce_engine_chain),
- * which saves a worker wakeup per hop.  With no such pass, @here asks for
+ * which saves a worker wakeup per hop, or, when @qp is @from, another
+ * pass under the same hold.  With no such pass, @here asks for
  * the worker on this CPU (sroce_qp_sched_here).
  */
 static void sroce_rx_enqueue(struct sroce_qp *qp, struct sk_buff *skb,
@@ -102,8 +103,13 @@ static void sroce_rx_enqueue(struct sroce_qp *qp, struct sk_buff *skb,
 	/* the route may be RCU-only: the packet outlives this softirq */
 	skb_dst_drop(skb);
 	skb_queue_tail(q, skb);
-	if (from && from != qp && from->in_pass) {
+	if (from && from->in_pass) {
 		sroce_assert_engine(from);
+		if (from == qp) {
+			/* a QP connected to itself: the holding pass goes round */
+			set_bit(SROCE_QPEV_KICK, &qp->events);
+			return;
+		}
 		if (from->handoff == qp)
 			return;
 		if (!from->handoff) {

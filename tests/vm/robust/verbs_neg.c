@@ -6431,6 +6431,129 @@ out:
 }
 
 /*
+ * An RC QP connected to itself: its packets come back to the pass that
+ * sent them, which goes round again under the same hold.  Ten rounds of
+ * one 16-WR chain (one doorbell): a 20-packet SEND into its own receive,
+ * 12 unsignaled 64 B WRITEs and a signaled one, a READ of what the SEND
+ * placed, a FETCH_ADD.  Each round: the four send completions in order,
+ * the receive's with 20480 bytes, and every byte and the atomic right;
+ * no retransmission timeout: nothing waited for a pass.
+ */
+static void t_self_loop(void)
+{
+	const char *name = "rc_self_loop_send_write_read_atomic";
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	struct ibv_send_wr wr[16], *bad;
+	struct ibv_sge sge[16];
+	struct ibv_mr *mr = NULL;
+	struct ibv_wc wc[8];
+	uint64_t *word, *old;
+	int round, i, j, n, sends;
+	long t0, t1;
+	char *b;
+	struct pair p;
+
+	if (pair_alloc(name, &p))
+		goto out;
+	b = p.bufb;
+	mr = b_target(name, &p, b, BUF, acc, acc & ~IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		goto out;
+	if (to_rtr(p.b, p.b->qp_num, 0x3000) || to_rts(p.b, 0x3000, 7)) {
+		failf(name, "setup: connecting b to itself: %s", strerror(errno));
+		goto out;
+	}
+	word = (uint64_t *)(b + 64000);
+	old = (uint64_t *)(b + 64512);
+	*word = 0x1000;
+	t0 = hw_counter("retry_timeout");
+	for (round = 0; round < 10; round++) {
+		for (i = 0; i < 20480; i++)
+			b[i] = (char)(i * 7 + round);
+		memset(b + 32768, 0, 20480);
+		memset(b + 57344, 0, 16 * 64);
+		memset(b + 61440, 0, 2048);
+		*old = 0;
+		memset(wr, 0, sizeof(wr));
+		for (i = 0; i < 16; i++) {
+			wr[i].wr_id = i + 1;
+			wr[i].sg_list = &sge[i];
+			wr[i].num_sge = 1;
+			wr[i].next = i < 15 ? &wr[i + 1] : NULL;
+		}
+		sge[0] = (struct ibv_sge){ (uintptr_t)b, 20480, mr->lkey };
+		wr[0].opcode = IBV_WR_SEND;
+		wr[0].send_flags = IBV_SEND_SIGNALED;
+		for (i = 1; i <= 13; i++) {
+			memset(b + 20480 + i * 64, 0x10 + i + round, 64);
+			sge[i] = (struct ibv_sge){ (uintptr_t)b + 20480 + i * 64, 64, mr->lkey };
+			wr[i].opcode = IBV_WR_RDMA_WRITE;
+			wr[i].wr.rdma.remote_addr = (uintptr_t)b + 57344 + i * 64;
+			wr[i].wr.rdma.rkey = mr->rkey;
+		}
+		wr[13].send_flags = IBV_SEND_SIGNALED;
+		sge[14] = (struct ibv_sge){ (uintptr_t)b + 61440, 2048, mr->lkey };
+		wr[14].opcode = IBV_WR_RDMA_READ;
+		wr[14].send_flags = IBV_SEND_SIGNALED;
+		wr[14].wr.rdma.remote_addr = (uintptr_t)b + 32768;
+		wr[14].wr.rdma.rkey = mr->rkey;
+		sge[15] = (struct ibv_sge){ (uintptr_t)old, 8, mr->lkey };
+		wr[15].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		wr[15].send_flags = IBV_SEND_SIGNALED;
+		wr[15].wr.atomic.remote_addr = (uintptr_t)word;
+		wr[15].wr.atomic.compare_add = 5;
+		wr[15].wr.atomic.rkey = mr->rkey;
+		if (post_recv1(p.b, 100 + round, b + 32768, 20480, mr->lkey) ||
+		    ibv_post_send(p.b, wr, &bad)) {
+			failf(name, "round %d: post: %s", round, strerror(errno));
+			goto out;
+		}
+		n = collect(p.cqb, wc, 8, 5, 10000);
+		for (i = 0, sends = 0, j = -1; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS)
+				break;
+			if (wc[i].wr_id == 100u + round) {
+				if (wc[i].opcode != IBV_WC_RECV || wc[i].byte_len != 20480)
+					break;
+				continue;
+			}
+			if (sends >= 4 ||
+			    wc[i].wr_id != (uint64_t[]){ 1, 14, 15, 16 }[sends++])
+				break;
+		}
+		if (n != 5 || i != 5 || sends != 4) {
+			failf(name, "round %d: %d completions (#%d wrong), expected SEND 1, WRITE 14, READ 15, FETCH_ADD 16 in order and receive %d",
+			      round, n, i, 100 + round);
+			goto out;
+		}
+		for (i = 0; i < 20480 && b[32768 + i] == (char)(i * 7 + round); i++)
+			;
+		for (j = 1; j <= 13 && bytes_are(b + 57344 + j * 64, 64, 0x10 + j + round); j++)
+			;
+		if (i != 20480 || j != 14 || memcmp(b + 61440, b, 2048) ||
+		    *old != 0x1000 + 5 * (uint64_t)round ||
+		    *word != 0x1000 + 5 * (uint64_t)(round + 1)) {
+			failf(name, "round %d: SEND bytes right up to %d, WRITE %d wrong, READ %s, FETCH_ADD old 0x%llx word 0x%llx",
+			      round, i, j, memcmp(b + 61440, b, 2048) ? "wrong" : "right",
+			      (unsigned long long)*old, (unsigned long long)*word);
+			goto out;
+		}
+	}
+	/* a packet left in the queue until the timer found it: a lost pass */
+	t1 = hw_counter("retry_timeout");
+	if (t0 < 0 || t1 != t0)
+		failf(name, "retry_timeout %ld -> %ld: the QP waited for its timer",
+		      t0, t1);
+	else
+		pass(name);
+out:
+	if (mr)
+		ibv_dereg_mr(mr);
+	pair_down(&p);
+}
+
+/*
  * C10-90, C10-91, C10-92 on a QP without sq_sig_all: a successful
  * unsignaled WRITE makes no completion (only the signaled one behind it
  * does, and both land), and an unsignaled WRITE that fails completes
@@ -7468,6 +7591,7 @@ int main(int argc, char **argv)
 	t_rereg_mr();
 	t_unsignaled();
 	t_sq_sig_all();
+	t_self_loop();
 	t_ackreq();
 	t_ack_timeout_set();
 	t_sqd_draining_attrs();
