@@ -116,6 +116,24 @@ memcpy_ceiling() {
 	echo "BENCH memcpy_64k $v MB/s" | tee -a "$OUT"
 }
 
+# What a post costs before any driver work (tests/traffic/doorbell_floor.c):
+# librxe rings the doorbell with a write() to uverbs for every
+# ibv_post_send, and a 2 B round trip rings two.  Its other numbers go to
+# the log.
+doorbell_floor() {
+	local bin=$REPO/build/traffic/doorbell_floor gidx v
+	if [[ ! -x $bin ]]; then
+		bin=/tmp/doorbell_floor
+		gcc -O2 -o "$bin" "$REPO/tests/traffic/doorbell_floor.c" -libverbs || fail "cannot build doorbell_floor"
+	fi
+	gidx=$(roce_v2_gid_index) || fail "no RoCE v2 GID on $DEV"
+	"$bin" "$DEV" "$gidx" 100000 >/tmp/floor.txt || fail "doorbell_floor failed"
+	cat /tmp/floor.txt
+	v=$(awk '$1 == "doorbell" { print $2 }' /tmp/floor.txt)
+	bench_usable "$v" || fail "doorbell_floor printed no number"
+	echo "BENCH doorbell $v usec" | tee -a "$OUT"
+}
+
 # The wire path inside one VM: two namespaces over a veth pair (UDP, IP,
 # a netdev and the ICRC, no QEMU link).  sroce only: rdma_rxe has no
 # namespace support on these kernels.  Its points are named netns_<point>.
@@ -151,6 +169,7 @@ sq_poll=0
 [[ -n ${BENCH_SQ_POLL_US:-} && $SROCE_DRV == sroce ]] && sq_poll=1
 ((sq_poll)) && run_test sq_poll 10 sq_poll_set
 run_test memcpy_64k 60 memcpy_ceiling
+run_test doorbell 120 doorbell_floor
 BENCH_WHERE=loop
 for p in "${BENCH_POINTS[@]}"; do
 	# shellcheck disable=SC2086 # a point is words
