@@ -310,9 +310,24 @@ static bool sroce_engine_responder(struct sroce_qp *qp, int *budget)
 				 sroce_resp_busy(qp)));
 }
 
+#define SROCE_RQ_WATCH_MIN	msecs_to_jiffies(4)
+#define SROCE_RQ_WATCH_MAX	HZ
+
+/*
+ * A user QP's own receive queue in ERR.  librxe posts receives with no
+ * system call, so a receive posted after the QP failed reaches the
+ * kernel by no event, yet must complete with a flush error (C10-42): the
+ * RNR timer, idle in ERR, looks at the ring now and then instead.
+ */
+static bool sroce_rq_watched(const struct sroce_qp *qp)
+{
+	return qp->user && !qp->srq && !qp->dying;
+}
+
 /* Error state: drop what arrives, flush both queues.  Returns "more". */
 static bool sroce_engine_flush(struct sroce_qp *qp)
 {
+	u32 cons = qp->rq.cons;
 	bool more;
 
 	sroce_rxq_drop(qp);
@@ -322,6 +337,12 @@ static bool sroce_engine_flush(struct sroce_qp *qp)
 	clear_bit(SROCE_QPEV_FLUSH, &qp->events);
 	more = sroce_comp_flush_sq(qp);
 	more |= sroce_qp_flush_rq(qp);
+	if (sroce_rq_watched(qp)) {
+		/* just failed, or receives came: a drain may be waiting */
+		if (qp->rq.cons != cons || !qp->rq_watch)
+			WRITE_ONCE(qp->rq_watch, SROCE_RQ_WATCH_MIN);
+		mod_timer(&qp->rnr_timer, jiffies + READ_ONCE(qp->rq_watch));
+	}
 	/* an SRQ consumer learns that no more receives will complete here */
 	if (qp->srq && !qp->last_wqe_sent) {
 		qp->last_wqe_sent = true;
@@ -608,7 +629,21 @@ void sroce_retrans_timer_fn(struct timer_list *t)
 void sroce_rnr_timer_fn(struct timer_list *t)
 {
 	struct sroce_qp *qp = sroce_from_timer(qp, t, rnr_timer);
+	unsigned long next;
 
+	if (READ_ONCE(qp->state) == IB_QPS_ERR && sroce_rq_watched(qp)) {
+		/* the consumer index is ours, the producer index the user's */
+		if ((READ_ONCE(qp->rq.cons) & qp->rq.q.mask) ==
+		    sroce_queue_user_prod(&qp->rq.q)) {
+			next = min_t(unsigned long, 2 * READ_ONCE(qp->rq_watch),
+				     SROCE_RQ_WATCH_MAX);
+			WRITE_ONCE(qp->rq_watch, next);
+			mod_timer(&qp->rnr_timer, jiffies + next);
+			return;
+		}
+		sroce_qp_sched(qp);	/* the pass flushes and watches on */
+		return;
+	}
 	set_bit(SROCE_QPEV_RNR, &qp->events);
 	sroce_qp_sched(qp);
 }
@@ -659,6 +694,7 @@ void sroce_qp_reset_engine(struct sroce_qp *qp)
 	sroce_rxq_purge(qp);
 	qp->sq_fetch_owed = false;
 	qp->last_wqe_sent = false;
+	WRITE_ONCE(qp->rq_watch, 0);
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	sroce_resp_reset(qp);

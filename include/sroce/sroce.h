@@ -672,7 +672,8 @@ struct sroce_qp {
 	struct sroce_resp_state	resp;
 
 	struct timer_list	retrans_timer;
-	struct timer_list	rnr_timer;
+	struct timer_list	rnr_timer;	/* in ERR: the user RQ watch */
+	unsigned long		rq_watch;	/* its period in ERR, jiffies */
 	int			cpu;		/* where the work item runs */
 	/* a loopback peer to run right after this pass (holds a ref) */
 	struct sroce_qp		*handoff;
