@@ -67,6 +67,14 @@
 #                SEND_ONLY (an opcode-sequence error mid-SEND): the WQE
 #                the SEND took completes once with REM_INV_REQ_ERR, the two
 #                behind it flush, the QP is in ERR (C10-42).
+#   uc_seq_gap   qp_helper hold -u -R 3: a UC pair, three receive WQEs;
+#                pktgen.py uc_gap, from the peer, sends a SEND_FIRST, its
+#                MIDDLE two PSNs on (one lost) and LAST, then a SEND_ONLY
+#                of 16 bytes of 0x77: the message with the gap is dropped
+#                without a completion (UC has no NAK), the receive WQE it
+#                took completes once, for the SEND_ONLY, with its 16 bytes;
+#                out_of_seq_request counts the gap and the QP stays in RTS
+#                (C10-149, Table 86).
 #   big_read     a 2 GiB RDMA READ request (pktgen.py, from the QP's peer)
 #                against a 2 GiB REMOTE_READ-only MR (qp_helper hold: zero
 #                pages if the kernel pinned them as they are -- neither
@@ -758,6 +766,34 @@ t_seq_err_mid_send() {
 	assert_dmesg_clean "test seq_err_mid_send"
 }
 
+t_uc_seq_gap() {
+	local gidx qpn peer epsn mtu f=/tmp/robust/ucgap.helper stats cqes d
+	ensure_link
+	gidx=$(roce_v2_gid_index)
+	mkdir -p /tmp/robust
+	start_helper "$f" 60 -d "$DEV" -g "$gidx" hold -s 65536 -m heap -R 3 -u
+	qpn=$(kv qpn "$QPH_READY") peer=$(kv peer_qpn "$QPH_READY")
+	epsn=$(kv epsn "$QPH_READY") mtu=$(kv mtu "$QPH_READY")
+	stats=$(python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" uc_gap --qpn "$qpn" \
+		--peer-qpn "$peer" --psn "$epsn" --mtu "$mtu" --settle 5) ||
+		fail "pktgen uc_gap failed"
+	echo "$stats"
+	wait_for 20 cqes_at_least "$f" 1 || { cat "$f"; fail "no receive completion within 20 s"; }
+	sleep 1
+	cqes=$(grep '^CQE ' "$f")
+	echo "$cqes"
+	[[ $(wc -l <<<"$cqes") == 1 ]] || fail "$(wc -l <<<"$cqes") receive completions, expected 1 (the SEND_ONLY)"
+	# enum ibv_wc_status: 0 SUCCESS
+	[[ $cqes == *" wr_id=100 status=0 byte_len=16 head=77" ]] ||
+		fail "expected receive WQE 100 to complete with the SEND_ONLY's 16 bytes of 0x77"
+	d=$(kv d_out_of_seq_request "$(grep '^STATS ' <<<"$stats")")
+	((${d:-0} >= 2)) || fail "out_of_seq_request moved by ${d:-nothing}, expected the MIDDLE and LAST after the gap"
+	qp_list | awk -v q="$qpn" '$1 == q { s = $2 } END { exit s != "RTS" }' ||
+		{ qp_list; fail "UC QP $qpn is not in RTS after the gap"; }
+	kill_within 10 qp_helper "$QPH_PID" || fail "qp_helper did not exit after SIGKILL"
+	assert_dmesg_clean "test uc_seq_gap"
+}
+
 # Duplicates of an old 1 MiB READ at a high rate for 20 s while a
 # pingpong runs on other QPs.
 t_dup_read_storm_bounded() {
@@ -932,6 +968,7 @@ tighten_watchdogs
 robust_test destroy_under_load 300 t_destroy_under_load
 robust_test dup_read_storm_bounded 180 t_dup_read_storm_bounded
 robust_test seq_err_mid_send 120 t_seq_err_mid_send
+robust_test uc_seq_gap 120 t_uc_seq_gap
 # big_read under kernel.softlockup_panic=1 (see the header): the FAIL line
 # stays in results.txt only if the guest dies during the test.
 if want big_read; then

@@ -4,7 +4,7 @@
  * pair on one device and exposes it to tests/vm/robust/pktgen.py, which
  * then injects requests at it.
  *
- *   qp_helper [-d DEV] [-g GID_INDEX] hold [-s BYTES] [-m MODE] [-r BYTES] [-R N]
+ *   qp_helper [-d DEV] [-g GID_INDEX] hold [-s BYTES] [-m MODE] [-r BYTES] [-R N] [-u]
  *       QP pair A (target) <-> B, and an MR of -s BYTES (default 1 MiB)
  *       with IBV_ACCESS_REMOTE_READ only, in A's PD. MODE picks its memory:
  *         heap   malloc + memset (real memory)
@@ -28,8 +28,10 @@
  *       (epsn: the PSN A expects next) and sleeps until killed. With -R N,
  *       A first posts N receive WQEs (wr_id 100.., 2 MTUs each), and after
  *       READY every completion of A's is printed as
- *         CQE qpn=A wr_id=.. status=<enum ibv_wc_status> byte_len=..
- *       until killed.
+ *         CQE qpn=A wr_id=.. status=<enum ibv_wc_status> byte_len=.. head=..
+ *       (head: the receive buffer's first byte, hex, 00 unless the
+ *       completion succeeded with data) until killed.  With -u the pair is
+ *       UC (remote write only; not with -r).
  *
  *   qp_helper [-d DEV] [-g GID_INDEX] churn [-n ROUNDS] [-t LIVE_MS]
  *       Per round: "CREATE round=i", 200 ms pause, then a 64 KiB MR
@@ -112,10 +114,13 @@ static long proc_kb(const char *file, const char *key)
 	return v;
 }
 
+/* hold -u: the pair is UC */
+static enum ibv_qp_type qp_type = IBV_QPT_RC;
+
 static struct ibv_qp *mk_qp(void)
 {
 	struct ibv_qp_init_attr ia = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.send_cq = cq, .recv_cq = cq, .qp_type = qp_type,
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
@@ -131,9 +136,10 @@ static void connect_qp(struct ibv_qp *qp, uint32_t dqpn, uint32_t rq_psn,
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-		.qp_access_flags = QP_ACCESS,
+		.qp_access_flags = qp_type == IBV_QPT_UC ?
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE : QP_ACCESS,
 	};
-	int rc;
+	int uc = qp_type == IBV_QPT_UC, rc;
 
 	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			   IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
@@ -153,7 +159,8 @@ static void connect_qp(struct ibv_qp *qp, uint32_t dqpn, uint32_t rq_psn,
 	a.ah_attr.grh.hop_limit = 64;
 	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+			   (uc ? 0 : IBV_QP_MAX_DEST_RD_ATOMIC |
+				     IBV_QP_MIN_RNR_TIMER));
 	if (rc)
 		die("modify_qp RTR", rc);
 	memset(&a, 0, sizeof(a));
@@ -163,9 +170,9 @@ static void connect_qp(struct ibv_qp *qp, uint32_t dqpn, uint32_t rq_psn,
 	a.rnr_retry = 7;
 	a.sq_psn = sq_psn;
 	a.max_rd_atomic = 16;
-	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			   IBV_QP_MAX_QP_RD_ATOMIC);
+	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			   (uc ? 0 : IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC));
 	if (rc)
 		die("modify_qp RTS", rc);
 }
@@ -241,10 +248,15 @@ static int zero_is_cheap(void)
 }
 
 /* N receive WQEs on qp (wr_id 100..), two MTUs each. */
+/* post_recvs' buffer: receive wr_id 100 + i at rbuf + i * rlen */
+static unsigned char *rbuf;
+static size_t rlen;
+
 static void post_recvs(struct ibv_qp *qp, int n)
 {
-	size_t len = 2 * (size_t)mtu_bytes;
-	char *rbuf = aligned_alloc(4096, (n * len + 4095) & ~4095UL);
+	size_t len = rlen = 2 * (size_t)mtu_bytes;
+
+	rbuf = aligned_alloc(4096, (n * len + 4095) & ~4095UL);
 	struct ibv_mr *rmr;
 	int i, rc;
 
@@ -273,8 +285,10 @@ static void print_cqes(struct ibv_qp *qp)
 		while (ibv_poll_cq(cq, 1, &wc) == 1) {
 			if (wc.qp_num != qp->qp_num)
 				continue;
-			printf("CQE qpn=%u wr_id=%" PRIu64 " status=%d byte_len=%u\n",
-			       wc.qp_num, wc.wr_id, wc.status, wc.byte_len);
+			printf("CQE qpn=%u wr_id=%" PRIu64 " status=%d byte_len=%u head=%02x\n",
+			       wc.qp_num, wc.wr_id, wc.status, wc.byte_len,
+			       wc.status == IBV_WC_SUCCESS && wc.byte_len ?
+			       rbuf[(wc.wr_id - 100) * rlen] : 0);
 			fflush(stdout);
 		}
 		sleep_ms(10);
@@ -293,14 +307,19 @@ static int cmd_hold(int argc, char **argv)
 	char *buf, *lbuf = NULL;
 	int o, nrecv = 0;
 
-	while ((o = getopt(argc, argv, "s:m:r:R:")) != -1) {
+	while ((o = getopt(argc, argv, "s:m:r:R:u")) != -1) {
 		switch (o) {
 		case 'R': nrecv = atoi(optarg); break;
+		case 'u': qp_type = IBV_QPT_UC; break;
 		case 's': size = strtoull(optarg, NULL, 0); break;
 		case 'm': mode = optarg; break;
 		case 'r': old_len = strtoull(optarg, NULL, 0); break;
 		default: return 2;
 		}
+	}
+	if (old_len && qp_type == IBV_QPT_UC) {
+		printf("FAIL usage: -r needs RC, not -u\n");
+		return 2;
 	}
 	if (old_len > size) {
 		printf("FAIL usage: -r %zu larger than -s %zu\n", old_len, size);

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1218,6 +1219,44 @@ static int want_wc(const char *name, struct ibv_cq *cq, uint64_t id,
 }
 
 /*
+ * C10-42, C10-97.2.1: a receive posted to a QP already in Error completes
+ * with a flush error, without any other traffic to prompt it: a consumer
+ * that drains its receive queue that way must see the completion.  Two
+ * receives posted before the transition flush first, then the one posted
+ * after it, each once.
+ */
+static void t_recv_posted_in_err(void)
+{
+	const char *name = "recv_posted_in_err_flushes";
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+	struct ibv_wc wc;
+	struct pair p;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	if (post_recv1(p.b, 70, p.bufb, 256, p.mrb->lkey) ||
+	    post_recv1(p.b, 71, p.bufb + 256, 256, p.mrb->lkey) ||
+	    ibv_modify_qp(p.b, &qa, IBV_QP_STATE) ||
+	    want_wc(name, p.cqb, 70, IBV_WC_WR_FLUSH_ERR, 10000) ||
+	    want_wc(name, p.cqb, 71, IBV_WC_WR_FLUSH_ERR, 10000))
+		goto out;
+	if (post_recv1(p.b, 72, p.bufb + 512, 256, p.mrb->lkey)) {
+		failf(name, "post_recv in ERR: %s, expected 0", strerror(errno));
+		goto out;
+	}
+	if (want_wc(name, p.cqb, 72, IBV_WC_WR_FLUSH_ERR, 5000))
+		goto out;
+	if (poll1(p.cqb, &wc, 300) != 0) {
+		failf(name, "a further completion (wr_id %llu, %s)",
+		      (unsigned long long)wc.wr_id, st(wc.status));
+		goto out;
+	}
+	pass(name);
+out:
+	pair_down(&p);
+}
+
+/*
  * C10-143, Table 82: a receive WQE whose buffer the responder may not write
  * (an L_Key without local write) fails locally: that WQE completes
  * LOC_PROT_ERR, the QP goes to Error, the receive posted after it is
@@ -1419,6 +1458,153 @@ static struct ibv_mr *b_target(const char *name, struct pair *p, void *addr,
 		return NULL;
 	}
 	return mr;
+}
+
+/*
+ * o10-48: atomics of one HCA at one address appear serialized.  Two
+ * threads, each with its own RC pair into the same PD, run 2000
+ * FETCH_ADDs of 1 each at the same word at once, one outstanding at a
+ * time: the word ends at 4000 and the old values returned are 0..3999,
+ * each exactly once.
+ */
+#define FADD_N 2000
+
+struct fadd_run {
+	struct ibv_qp *a, *b;
+	struct ibv_cq *cqa, *cqb;
+	struct ibv_mr *lmr;
+	uint64_t *res, *word;
+	uint32_t rkey;
+	uint64_t old[FADD_N];
+	char err[160];
+};
+
+static void *fadd_thread(void *arg)
+{
+	struct fadd_run *r = arg;
+	struct ibv_sge sge = { (uintptr_t)r->res, 8, r->lmr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+	int i, n;
+
+	wr.wr.atomic.remote_addr = (uintptr_t)r->word;
+	wr.wr.atomic.compare_add = 1;
+	wr.wr.atomic.rkey = r->rkey;
+	for (i = 0; i < FADD_N; i++) {
+		wr.wr_id = i;
+		if (ibv_post_send(r->a, &wr, &bad)) {
+			snprintf(r->err, sizeof(r->err), "post #%d: %s", i, strerror(errno));
+			return NULL;
+		}
+		n = poll1(r->cqa, &wc, 10000);
+		if (n != 1 || wc.status != IBV_WC_SUCCESS || wc.wr_id != (uint64_t)i) {
+			snprintf(r->err, sizeof(r->err), "FETCH_ADD #%d: %s", i,
+				 n == 1 ? st(wc.status) : "no completion within 10 s");
+			return NULL;
+		}
+		r->old[i] = *(volatile uint64_t *)r->res;
+	}
+	return NULL;
+}
+
+static void t_atomic_two_qps_serialized(void)
+{
+	const char *name = "atomic_two_qps_one_word_serialized";
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		  IBV_ACCESS_REMOTE_ATOMIC;
+	static struct fadd_run run[2];
+	unsigned char *seen = calloc(2 * FADD_N, 1);
+	uint64_t *word = aligned_alloc(4096, 4096);
+	uint64_t *res = aligned_alloc(4096, 4096);
+	struct ibv_mr *tmr = NULL, *lmr = NULL;
+	struct ibv_pd *pd0 = ibv_alloc_pd(ctx);
+	pthread_t th[2];
+	int i, k, started = 0;
+
+	memset(run, 0, sizeof(run));
+	if (!seen || !word || !res || !pd0) {
+		failf(name, "setup: %s", strerror(errno));
+		goto out;
+	}
+	memset(word, 0, 4096);
+	memset(res, 0, 4096);
+	tmr = ibv_reg_mr(pd0, word, 4096, acc);
+	lmr = ibv_reg_mr(pd0, res, 4096, IBV_ACCESS_LOCAL_WRITE);
+	if (!tmr || !lmr) {
+		failf(name, "setup: reg_mr: %s", strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < 2; i++) {
+		struct fadd_run *r = &run[i];
+
+		r->cqa = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+		r->cqb = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+		r->a = r->cqa ? mk_qp(pd0, r->cqa, cap_ok, NULL) : NULL;
+		r->b = r->cqb ? mk_qp(pd0, r->cqb, cap_ok, NULL) : NULL;
+		if (!r->a || !r->b || to_init(r->a, acc) || to_init(r->b, acc) ||
+		    connect_pair(r->a, r->b, 0x100 * (i + 1), 0x900 * (i + 1), 7)) {
+			failf(name, "setup: pair %d: %s", i, strerror(errno));
+			goto out;
+		}
+		r->lmr = lmr;
+		r->res = res + 8 * i;	/* a cache line each */
+		r->word = word;
+		r->rkey = tmr->rkey;
+	}
+	for (i = 0; i < 2; i++) {
+		if (pthread_create(&th[i], NULL, fadd_thread, &run[i])) {
+			failf(name, "pthread_create: %s", strerror(errno));
+			break;
+		}
+		started++;
+	}
+	for (i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	if (started < 2)
+		goto out;
+	for (i = 0; i < 2; i++)
+		if (run[i].err[0]) {
+			failf(name, "thread %d: %s", i, run[i].err);
+			goto out;
+		}
+	for (i = 0; i < 2; i++)
+		for (k = 0; k < FADD_N; k++) {
+			uint64_t v = run[i].old[k];
+
+			if (v >= 2 * FADD_N || seen[v]++) {
+				failf(name, "thread %d, FETCH_ADD #%d returned %llu: %s",
+				      i, k, (unsigned long long)v,
+				      v >= 2 * FADD_N ? "out of range" : "twice");
+				goto out;
+			}
+		}
+	if (*word != 2 * FADD_N)
+		failf(name, "the word is %llu after %d FETCH_ADDs of 1",
+		      (unsigned long long)*word, 2 * FADD_N);
+	else
+		pass(name);
+out:
+	for (i = 0; i < 2; i++) {
+		if (run[i].a)
+			ibv_destroy_qp(run[i].a);
+		if (run[i].b)
+			ibv_destroy_qp(run[i].b);
+		if (run[i].cqa)
+			ibv_destroy_cq(run[i].cqa);
+		if (run[i].cqb)
+			ibv_destroy_cq(run[i].cqb);
+	}
+	if (tmr)
+		ibv_dereg_mr(tmr);
+	if (lmr)
+		ibv_dereg_mr(lmr);
+	if (pd0)
+		ibv_dealloc_pd(pd0);
+	free(word);
+	free(res);
+	free(seen);
 }
 
 static void t_atomic_rc_only(void)
@@ -3867,6 +4053,77 @@ out:
 }
 
 /*
+ * C10-149, Table 86: what a UC receiver drops, the sender having caused
+ * it (UC has no NAK).  Into one 1500-byte receive: a 3-packet SEND of
+ * 3072 bytes (FIRST fits, MIDDLE overflows: the message is dropped and so
+ * is its LAST, which then continues no message), and a WRITE under an
+ * R_Key nobody has.  Both senders complete successfully, no receive
+ * completes, the WRITE's target keeps its bytes, rcvd_uc_msg_drop counts
+ * the drops, the QP stays in RTS, and the same receive WQE then takes the
+ * next SEND whole; a WRITE with the right key lands.
+ */
+static void t_uc_drops(void)
+{
+	const char *name = "uc_length_and_rkey_drops_qp_goes_on";
+	long d0, d1;
+	struct ibv_wc wc;
+	struct pair p = {};
+
+	if (uc_pair_up(name, &p))
+		goto out;
+	d0 = hw_counter("rcvd_uc_msg_drop");
+	memset(p.bufa, 0x61, 3072);
+	memset(p.bufa + 4096, 0x62, 64);
+	if (post_recv1(p.b, 60, p.bufb, 1500, p.mrb->lkey) ||
+	    post_send1(p.a, 860, p.bufa, 3072, p.mra->lkey) ||
+	    want_wc(name, p.cqa, 860, IBV_WC_SUCCESS, 10000) ||
+	    post_rdma1(p.a, 861, IBV_WR_RDMA_WRITE, p.bufa + 4096, 64,
+		       p.mra->lkey, p.bufb + 8192, p.mrb->rkey ^ 0x00a5a500) ||
+	    want_wc(name, p.cqa, 861, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if (poll1(p.cqb, &wc, 300) != 0) {
+		failf(name, "receive completion (wr_id %llu, %s) for a dropped message",
+		      (unsigned long long)wc.wr_id, st(wc.status));
+		goto out;
+	}
+	d1 = hw_counter("rcvd_uc_msg_drop");
+	if (d0 < 0 || d1 - d0 < 2 || d1 - d0 > 4) {
+		failf(name, "rcvd_uc_msg_drop moved by %ld, expected 2..4 (the SEND's MIDDLE and maybe LAST, the WRITE)",
+		      d1 - d0);
+		goto out;
+	}
+	if (!bytes_are(p.bufb + 8192, 64, 0xbb) || qp_state(p.b) != IBV_QPS_RTS) {
+		failf(name, "the WRITE under a bad R_Key landed, or the receiver is in %s",
+		      qps(qp_state(p.b)));
+		goto out;
+	}
+	memset(p.bufa, 0x63, 1000);
+	if (post_send1(p.a, 862, p.bufa, 1000, p.mra->lkey) ||
+	    want_wc(name, p.cqa, 862, IBV_WC_SUCCESS, 10000))
+		goto out;
+	memset(&wc, 0, sizeof(wc));
+	if (poll1(p.cqb, &wc, 10000) != 1 || wc.wr_id != 60 ||
+	    wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV ||
+	    wc.byte_len != 1000 || !bytes_are(p.bufb, 1000, 0x63)) {
+		failf(name, "the next SEND: wr_id %llu %s opcode %d byte_len %u, expected receive 60 with 1000 bytes of 0x63",
+		      (unsigned long long)wc.wr_id, st(wc.status), wc.opcode,
+		      wc.byte_len);
+		goto out;
+	}
+	if (post_rdma1(p.a, 863, IBV_WR_RDMA_WRITE, p.bufa + 4096, 64,
+		       p.mra->lkey, p.bufb + 8192, p.mrb->rkey) ||
+	    want_wc(name, p.cqa, 863, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if (!bytes_are(p.bufb + 8192, 64, 0x62)) {
+		failf(name, "a WRITE with the right R_Key after the drops did not land");
+		goto out;
+	}
+	pass(name);
+out:
+	pair_down(&p);
+}
+
+/*
  * C10-55: the local MR's rights must allow the access.  An MR registered
  * with no rights (local read only) may be gathered from: a SEND from it
  * lands.  A READ into it is LOC_PROT_ERR and leaves it as it was.  (A
@@ -5231,6 +5488,58 @@ out:
 	mw_down(&p, mr, mw);
 }
 
+/*
+ * C10-89: bind on UC too.  A UC QP b binds a type 1 window (ibv_bind_mw)
+ * and a type 2B one (a BIND_MW WR) over its buffer; a UC WRITE through
+ * each key lands in its window, and one past the type 2 window's end is
+ * dropped (UC has no NAK) and leaves the memory as it was.
+ */
+static void t_mw_uc_bind(void)
+{
+	const char *name = "mw_bind_type1_and_type2_on_uc";
+	struct ibv_mw *mw1 = NULL, *mw2 = NULL;
+	struct ibv_mr *mr = NULL;
+	uint32_t rkey2;
+	struct pair p = {};
+
+	if (uc_pair_up(name, &p))
+		goto out;
+	mr = ibv_reg_mr(p.pd, p.bufb, BUF, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND);
+	mw1 = mr ? ibv_alloc_mw(p.pd, IBV_MW_TYPE_1) : NULL;
+	mw2 = mw1 ? ibv_alloc_mw(p.pd, IBV_MW_TYPE_2) : NULL;
+	if (!mw2) {
+		failf(name, "setup: MR with MW_BIND and two windows: %s", strerror(errno));
+		goto out;
+	}
+	if (mw_bind1(name, &p, mw1, mr, p.bufb, 4096, IBV_ACCESS_REMOTE_WRITE,
+		     1, IBV_WC_SUCCESS) ||
+	    mw_bind2(name, &p, mw2, mr, p.bufb + 8192, 4096,
+		     IBV_ACCESS_REMOTE_WRITE, 2, IBV_WC_SUCCESS, &rkey2))
+		goto out;
+	memset(p.bufa, 0x71, 64);
+	memset(p.bufa + 64, 0x72, 64);
+	if (mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 3, p.bufa, 64, p.bufb + 100,
+		    mw1->rkey, IBV_WC_SUCCESS) ||
+	    mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 4, p.bufa + 64, 64,
+		    p.bufb + 8192 + 200, rkey2, IBV_WC_SUCCESS) ||
+	    mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 5, p.bufa + 64, 64,
+		    p.bufb + 8192 + 4096 - 32, rkey2, IBV_WC_SUCCESS))
+		goto out;
+	if (!bytes_are(p.bufb, 100, 0xbb) ||
+	    !bytes_are(p.bufb + 100, 64, 0x71) ||
+	    !bytes_are(p.bufb + 164, 8192 + 200 - 164, 0xbb) ||
+	    !bytes_are(p.bufb + 8192 + 200, 64, 0x72) ||
+	    !bytes_are(p.bufb + 8192 + 264, BUF - 8192 - 264, 0xbb))
+		failf(name, "wrong target bytes: expected 0x71 at 100 and 0x72 at 8392, 64 each, nothing past the window");
+	else
+		pass(name);
+out:
+	if (mw1)
+		ibv_dealloc_mw(mw1);
+	mw_down(&p, mr, mw2);
+}
+
 /* o10-37.2.40: a type 2 window cannot be bound with length 0. */
 static void t_mw_type2_zero_len(void)
 {
@@ -5463,6 +5772,46 @@ static void t_mw_bind_outside_mr(void)
 		      IBV_ACCESS_REMOTE_READ, 1, IBV_WC_MW_BIND_ERR))
 		pass(name);
 out:
+	mw_down(&p, mr, mw);
+}
+
+/*
+ * C10-75: the region under a window must be of the window's PD.  A type 2
+ * window of the pair's PD, bound by a WR on b to a region of another PD,
+ * completes MW_BIND_ERR; the same window then binds to a region of its
+ * own PD.
+ */
+static void t_mw_bind_mr_other_pd(void)
+{
+	const char *name = "mw_bind_to_mr_of_other_pd_refused";
+	struct ibv_mr *mr2 = NULL;
+	struct ibv_pd *pd2;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+
+	pd2 = ibv_alloc_pd(ctx);
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_2))
+		goto out;
+	mr2 = pd2 ? ibv_reg_mr(pd2, p.bufb, BUF, MW_ACC_MR) : NULL;
+	if (!mr2) {
+		failf(name, "setup: a region of another PD: %s", strerror(errno));
+		goto out;
+	}
+	if (mw_bind2(name, &p, mw, mr2, p.bufb, 4096, IBV_ACCESS_REMOTE_WRITE,
+		     1, IBV_WC_MW_BIND_ERR, NULL))
+		goto out;
+	/* the failed bind ended b; a fresh pair binds the window as it is */
+	if (pair_renew(name, &p) ||
+	    mw_bind2(name, &p, mw, mr, p.bufb, 4096, IBV_ACCESS_REMOTE_WRITE,
+		     2, IBV_WC_SUCCESS, NULL))
+		goto out;
+	pass(name);
+out:
+	if (mr2)
+		ibv_dereg_mr(mr2);
+	if (pd2)
+		ibv_dealloc_pd(pd2);
 	mw_down(&p, mr, mw);
 }
 
@@ -7034,6 +7383,7 @@ static void t_mw(void)
 	t_mw_rebind_old_key();
 	t_mw_dereg_busy();
 	t_mw_type2_write();
+	t_mw_uc_bind();
 	t_mw_type2_zero_len();
 	t_mw_type2_zero_based();
 	t_mw_type2_local_inv();
@@ -7042,6 +7392,7 @@ static void t_mw(void)
 	t_mw_type1_send_inv();
 	t_mw_write_needs_lw();
 	t_mw_bind_outside_mr();
+	t_mw_bind_mr_other_pd();
 	t_mw_bind_other_pd();
 	t_mw_type1_zero_len();
 	t_mw_dealloc_bound(IBV_MW_TYPE_1, "mw_type1_dealloc_bound_then_access");
@@ -7540,6 +7891,7 @@ int main(int argc, char **argv)
 	t_write_ok();
 	t_sg_lists();
 	t_atomic_rc_only();
+	t_atomic_two_qps_serialized();
 	t_cq_split_events();
 	t_cq_arm_once();
 	t_ud_immediate_err();
@@ -7552,6 +7904,7 @@ int main(int argc, char **argv)
 	t_sge_sum_over_max_msg();
 	t_uc_immediate_err();
 	t_uc_recv_err();
+	t_uc_drops();
 	t_read_into_ro_mr();
 	t_qp_rdma_disabled();
 	t_mr_remote_rights();
@@ -7568,6 +7921,7 @@ int main(int argc, char **argv)
 	t_sqd_drain("sqd_drained_event", 100);
 	t_sqd_drain("sqd_drained_event_multi_packet", 20000);
 	t_recv_local_prot_err();
+	t_recv_posted_in_err();
 	t_uc_sqe();
 	t_ud_sqe();
 	t_mcast_loopback();
