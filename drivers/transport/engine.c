@@ -317,7 +317,12 @@ static bool sroce_engine_responder(struct sroce_qp *qp, int *budget)
  * A user QP's own receive queue in ERR.  librxe posts receives with no
  * system call, so a receive posted after the QP failed reaches the
  * kernel by no event, yet must complete with a flush error (C10-42): the
- * RNR timer, idle in ERR, looks at the ring now and then instead.
+ * RNR timer, idle in ERR, looks at the ring now and then instead.  A
+ * drain comes soon after the failure: for a second the watch looks every
+ * SROCE_RQ_WATCH_MIN while receives come, then backs off to once a
+ * second; each look flushes one budget's worth, so a process that keeps
+ * moving its producer index costs the kernel little that it does not pay
+ * for in a system call.
  */
 static bool sroce_rq_watched(const struct sroce_qp *qp)
 {
@@ -327,20 +332,22 @@ static bool sroce_rq_watched(const struct sroce_qp *qp)
 /* Error state: drop what arrives, flush both queues.  Returns "more". */
 static bool sroce_engine_flush(struct sroce_qp *qp)
 {
-	u32 cons = qp->rq.cons;
-	bool more;
+	bool more, watch;
 
 	sroce_rxq_drop(qp);
 	sroce_timer_delete(&qp->retrans_timer);
 	sroce_timer_delete(&qp->rnr_timer);
 	qp->resp.rd_cur = NULL;
 	clear_bit(SROCE_QPEV_FLUSH, &qp->events);
+	watch = test_and_clear_bit(SROCE_QPEV_RQ_WATCH, &qp->events);
 	more = sroce_comp_flush_sq(qp);
-	more |= sroce_qp_flush_rq(qp);
+	/* a look of the watch flushes one budget; the next look the rest */
+	more |= sroce_qp_flush_rq(qp) && !watch;
 	if (sroce_rq_watched(qp)) {
-		/* just failed, or receives came: a drain may be waiting */
-		if (qp->rq.cons != cons || !qp->rq_watch)
+		if (!qp->rq_watch) {
+			qp->err_since = jiffies;
 			WRITE_ONCE(qp->rq_watch, SROCE_RQ_WATCH_MIN);
+		}
 		mod_timer(&qp->rnr_timer, jiffies + READ_ONCE(qp->rq_watch));
 	}
 	/* an SRQ consumer learns that no more receives will complete here */
@@ -632,16 +639,20 @@ void sroce_rnr_timer_fn(struct timer_list *t)
 	unsigned long next;
 
 	if (READ_ONCE(qp->state) == IB_QPS_ERR && sroce_rq_watched(qp)) {
+		next = clamp_t(unsigned long, 2 * READ_ONCE(qp->rq_watch),
+			       SROCE_RQ_WATCH_MIN, SROCE_RQ_WATCH_MAX);
 		/* the consumer index is ours, the producer index the user's */
 		if ((READ_ONCE(qp->rq.cons) & qp->rq.q.mask) ==
 		    sroce_queue_user_prod(&qp->rq.q)) {
-			next = min_t(unsigned long, 2 * READ_ONCE(qp->rq_watch),
-				     SROCE_RQ_WATCH_MAX);
 			WRITE_ONCE(qp->rq_watch, next);
 			mod_timer(&qp->rnr_timer, jiffies + next);
 			return;
 		}
-		sroce_qp_sched(qp);	/* the pass flushes and watches on */
+		if (time_before(jiffies, qp->err_since + HZ))
+			next = SROCE_RQ_WATCH_MIN;
+		WRITE_ONCE(qp->rq_watch, next);
+		set_bit(SROCE_QPEV_RQ_WATCH, &qp->events);
+		sroce_qp_sched(qp);	/* the pass flushes and re-arms */
 		return;
 	}
 	set_bit(SROCE_QPEV_RNR, &qp->events);
@@ -684,7 +695,8 @@ void sroce_qp_reset_engine(struct sroce_qp *qp)
 {
 	sroce_assert_engine(qp);
 	sroce_timer_delete(&qp->retrans_timer);
-	sroce_timer_delete(&qp->rnr_timer);
+	/* sync: in ERR the RQ watch re-arms itself (its callback never locks) */
+	sroce_timer_delete_sync(&qp->rnr_timer);
 	sroce_rxq_purge(qp);
 	/* the WQEs go without completions: no peer may still read their pages */
 	sroce_qp_zc_drain(qp);

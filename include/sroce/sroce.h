@@ -589,6 +589,7 @@ enum {
 	SROCE_QPEV_FLUSH,	/* new WQEs while in ERR */
 	SROCE_QPEV_KICK,	/* a pass is due: whoever holds eng_lock runs it */
 	SROCE_QPEV_DOORBELL,	/* user WQEs rung: the next pass fetches them */
+	SROCE_QPEV_RQ_WATCH,	/* ERR: the RQ watch found user receives */
 };
 
 /* Consumer callbacks due, raised by the engine after it drops its lock. */
@@ -674,6 +675,7 @@ struct sroce_qp {
 	struct timer_list	retrans_timer;
 	struct timer_list	rnr_timer;	/* in ERR: the user RQ watch */
 	unsigned long		rq_watch;	/* its period in ERR, jiffies */
+	unsigned long		err_since;	/* jiffies of the first ERR pass */
 	int			cpu;		/* where the work item runs */
 	/* a loopback peer to run right after this pass (holds a ref) */
 	struct sroce_qp		*handoff;

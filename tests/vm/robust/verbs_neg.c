@@ -1257,6 +1257,67 @@ out:
 }
 
 /*
+ * The same past one flush budget: a QP moved from Init to Error, then
+ * 600 receives posted at once; the watch flushes a budget per look, and
+ * all 600 complete WR_FLUSH_ERR, in order, each once, within 20 s.
+ */
+static void t_recv_posted_in_err_many(void)
+{
+	const char *name = "recv_posted_in_err_past_a_budget";
+	struct ibv_qp_cap cap = cap_ok;
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+	struct ibv_recv_wr wr[600], *bad;
+	struct ibv_sge sge;
+	struct ibv_cq *cq2 = NULL;
+	struct ibv_qp *q = NULL;
+	struct ibv_wc wc;
+	struct pair p;
+	int i, n;
+
+	cap.max_recv_wr = 600;
+	if (pair_up(name, &p, 7))
+		goto out;
+	cq2 = ibv_create_cq(ctx, 1024, NULL, NULL, 0);
+	q = cq2 ? mk_qp(p.pd, cq2, cap, NULL) : NULL;
+	if (!q || to_init(q, IBV_ACCESS_LOCAL_WRITE) ||
+	    ibv_modify_qp(q, &qa, IBV_QP_STATE)) {
+		failf(name, "setup: a QP of 600 receives in ERR: %s", strerror(errno));
+		goto out;
+	}
+	sge = (struct ibv_sge){ (uintptr_t)p.bufb, 64, p.mrb->lkey };
+	memset(wr, 0, sizeof(wr));
+	for (i = 0; i < 600; i++) {
+		wr[i].wr_id = 1000 + i;
+		wr[i].sg_list = &sge;
+		wr[i].num_sge = 1;
+		wr[i].next = i < 599 ? &wr[i + 1] : NULL;
+	}
+	if (ibv_post_recv(q, wr, &bad)) {
+		failf(name, "post_recv of 600 in ERR: %s", strerror(errno));
+		goto out;
+	}
+	for (n = 0; n < 600; n++) {
+		memset(&wc, 0, sizeof(wc));
+		if (poll1(cq2, &wc, 20000) != 1 || wc.wr_id != 1000u + n ||
+		    wc.status != IBV_WC_WR_FLUSH_ERR) {
+			failf(name, "completion %d: wr_id %llu %s, expected %d flushed",
+			      n, (unsigned long long)wc.wr_id, st(wc.status), 1000 + n);
+			goto out;
+		}
+	}
+	if (poll1(cq2, &wc, 300) != 0)
+		failf(name, "a completion past the 600");
+	else
+		pass(name);
+out:
+	if (q)
+		ibv_destroy_qp(q);
+	if (cq2)
+		ibv_destroy_cq(cq2);
+	pair_down(&p);
+}
+
+/*
  * C10-143, Table 82: a receive WQE whose buffer the responder may not write
  * (an L_Key without local write) fails locally: that WQE completes
  * LOC_PROT_ERR, the QP goes to Error, the receive posted after it is
@@ -3782,6 +3843,115 @@ out:
 }
 
 #define SWQE_REMOTE_ADDR 24 /* struct rxe_send_wr: wr_id, 4 x u32, then wr.{rdma,atomic}.remote_addr */
+#define SWQE_UD_REMOTE_QPN 24 /* the same place: wr.ud.remote_qpn */
+
+/*
+ * C10-4: a connected QP's destination is its QP context's, set by Modify
+ * QP alone.  An RC SEND from a whose WR names another QP c (an AH and
+ * remote_qpn, as a UD WR would) still goes to b: b's receive takes it
+ * with its bytes, c, ready to accept from a at that PSN, gets nothing,
+ * and a's destination QP is still b.  librxe leaves a UD field out of an
+ * RC WQE, so a second SEND has c's QPN written into its ring slot's
+ * wr.ud.remote_qpn before the doorbell: it goes to b too.
+ */
+static void t_rc_dest_from_qp_only(void)
+{
+	const char *name = "rc_destination_ignores_wr_address";
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr ia;
+	struct ibv_cq *cqc = NULL;
+	struct ibv_qp *c = NULL;
+	struct ibv_ah *ah = NULL;
+	const uint64_t id = 0xde57de57de570002ull;
+	struct ibv_qp_ex *qpx;
+	unsigned char *slot;
+	struct ibv_wc wc;
+	struct pair p;
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, r;
+
+	pair_send_ops = IBV_QP_EX_WITH_SEND;
+	r = pair_up(name, &p, 7);
+	pair_send_ops = 0;
+	if (r)
+		goto out;
+	cqc = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	c = cqc ? mk_qp(p.pd, cqc, cap_ok, NULL) : NULL;
+	ah = ah_to_self(p.pd);
+	/* c takes a's packets at a's next PSN (connect_pair: 0x2000) */
+	if (!c || !ah || to_init(c, acc) || to_rtr(c, p.a->qp_num, 0x2000) ||
+	    to_rts(c, 0x5000, 7)) {
+		failf(name, "setup: a third QP and an AH: %s", strerror(errno));
+		goto out;
+	}
+	memset(p.bufa, 0x5e, 64);
+	sge = (struct ibv_sge){ (uintptr_t)p.bufa, 64, p.mra->lkey };
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = c->qp_num;
+	wr.wr.ud.remote_qkey = 0x11111111;
+	if (post_recv1(p.b, 80, p.bufb, 256, p.mrb->lkey) ||
+	    post_recv1(c, 81, p.bufb + 4096, 256, p.mrb->lkey) ||
+	    ibv_post_send(p.a, &wr, &bad)) {
+		failf(name, "post: %s", strerror(errno));
+		goto out;
+	}
+	if (want_wc(name, p.cqa, 1, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, p.cqb, 80, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if (poll1(cqc, &wc, 300) != 0) {
+		failf(name, "c got a completion (wr_id %llu, %s)",
+		      (unsigned long long)wc.wr_id, st(wc.status));
+		goto out;
+	}
+	if (!bytes_are(p.bufb, 64, 0x5e) || !bytes_are(p.bufb + 4096, 256, 0xbb)) {
+		failf(name, "b's buffer lacks the SEND, or c's was written");
+		goto out;
+	}
+	qpx = ibv_qp_to_qp_ex(p.a);
+	ibv_wr_start(qpx);
+	qpx->wr_id = id;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge(qpx, p.mra->lkey, (uintptr_t)p.bufa + 64, 64);
+	if (!(slot = ring_slot_of(id))) {
+		ibv_wr_abort(qpx);
+		failf(name, "the WQE is not in the mmapped send ring");
+		goto out;
+	}
+	memcpy(slot + SWQE_UD_REMOTE_QPN, &c->qp_num, 4);
+	memset(p.bufa + 64, 0x5f, 64);
+	if (post_recv1(p.b, 82, p.bufb + 256, 256, p.mrb->lkey) ||
+	    ibv_wr_complete(qpx)) {
+		failf(name, "post the patched SEND: %s", strerror(errno));
+		goto out;
+	}
+	if (want_wc(name, p.cqa, id, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, p.cqb, 82, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if (poll1(cqc, &wc, 300) != 0 || !bytes_are(p.bufb + 256, 64, 0x5f) ||
+	    !bytes_are(p.bufb + 4096, 256, 0xbb)) {
+		failf(name, "the SEND with c's QPN in its slot reached c, or not b");
+		goto out;
+	}
+	if (ibv_query_qp(p.a, &qa, IBV_QP_DEST_QPN, &ia) ||
+	    qa.dest_qp_num != p.b->qp_num) {
+		failf(name, "a's destination QP is %u, expected b's %u",
+		      qa.dest_qp_num, p.b->qp_num);
+		goto out;
+	}
+	pass(name);
+out:
+	if (c)
+		ibv_destroy_qp(c);
+	if (cqc)
+		ibv_destroy_cq(cqc);
+	if (ah)
+		ibv_destroy_ah(ah);
+	pair_down(&p);
+}
 
 /*
  * o10-43: an atomic whose remote address is not 8-byte aligned fails.
@@ -7922,6 +8092,8 @@ int main(int argc, char **argv)
 	t_sqd_drain("sqd_drained_event_multi_packet", 20000);
 	t_recv_local_prot_err();
 	t_recv_posted_in_err();
+	t_recv_posted_in_err_many();
+	t_rc_dest_from_qp_only();
 	t_uc_sqe();
 	t_ud_sqe();
 	t_mcast_loopback();
