@@ -4896,6 +4896,130 @@ out:
 }
 
 /*
+ * o10-51.2.1: SRQ WQEs are accepted with no QP on the SRQ and wait there;
+ * a QP in Init takes none (a SEND to it is dropped as for its state), one
+ * in RTS takes them in order, one in Error takes none (its flush leaves
+ * the SRQ alone), and another QP then takes the rest in order.  sroce's
+ * SRQ has no error state.  o10-51.2.2: ibv_post_recv straight to a QP on
+ * an SRQ is refused at once, and nothing of it ever completes.
+ */
+static void t_srq_states(void)
+{
+	const char *name = "srq_wqes_consumed_by_rts_qps_only";
+	const char *name2 = "post_recv_to_srq_qp_refused";
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+	struct ibv_cq *cqc = NULL, *cqd = NULL;
+	struct ibv_qp *c = NULL, *d = NULL;
+	struct ibv_srq *srq = NULL;
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	struct pair p;
+	long d0, d1;
+	int i, r;
+
+	if (pair_alloc(name, &p))
+		goto out;
+	srq = srq16(p.pd);
+	if (!srq) {
+		failf(name, "setup: srq: %s", strerror(errno));
+		goto out;
+	}
+	if ((r = post_srq_recvs(&p, srq, 40, 4, 256))) {
+		failf(name, "post_srq_recv with no QP on the SRQ: %s, expected 0", errname(r));
+		goto out;
+	}
+	cqc = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	cqd = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	c = cqc ? mk_qp(p.pd, cqc, cap_ok, srq) : NULL;
+	d = cqd ? mk_qp(p.pd, cqd, cap_ok, srq) : NULL;
+	if (!c || !d || to_init(c, acc) || to_init(d, acc)) {
+		failf(name, "setup: two QPs on the SRQ: %s", strerror(errno));
+		goto out;
+	}
+	sge = (struct ibv_sge){ (uintptr_t)p.bufb + 8192, 256, p.mrb->lkey };
+	rwr = (struct ibv_recv_wr){ .wr_id = 99, .sg_list = &sge, .num_sge = 1 };
+	r = ibv_post_recv(c, &rwr, &rbad);
+	if (!r) {
+		failf(name2, "ibv_post_recv to a QP on an SRQ returned 0");
+		goto out;
+	}
+	pass(name2);
+	/* a -> c: c in RTS takes 40 */
+	if (to_rtr(p.a, c->qp_num, 0x1000) || to_rts(p.a, 0x2000, 7) ||
+	    to_rtr(c, p.a->qp_num, 0x2000) || to_rts(c, 0x1000, 7)) {
+		failf(name, "setup: connecting a and c: %s", strerror(errno));
+		goto out;
+	}
+	memset(p.bufa, 0x41, 64);
+	if (post_send1(p.a, 1, p.bufa, 64, p.mra->lkey) ||
+	    want_wc(name, p.cqa, 1, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, cqc, 40, IBV_WC_SUCCESS, 10000))
+		goto out;
+	/* c in ERR: its flush takes nothing from the SRQ */
+	if (ibv_modify_qp(c, &qa, IBV_QP_STATE)) {
+		failf(name, "c to ERR: %s", strerror(errno));
+		goto out;
+	}
+	if (poll1(cqc, &wc, 500) != 0) {
+		failf(name, "c in ERR completed wr_id %llu (%s): it took an SRQ WQE",
+		      (unsigned long long)wc.wr_id, st(wc.status));
+		goto out;
+	}
+	/* b -> d while d is in Init: dropped, nothing taken */
+	d0 = hw_counter("rcvd_qp_state_drop");
+	if (to_rtr(p.b, d->qp_num, 0x3000) || to_rts(p.b, 0x4000, 7)) {
+		failf(name, "setup: b to RTS: %s", strerror(errno));
+		goto out;
+	}
+	memset(p.bufa + 256, 0x42, 64);
+	if (post_send1(p.b, 2, p.bufa + 256, 64, p.mra->lkey)) {
+		failf(name, "post_send on b: %s", strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < 100 && (d1 = hw_counter("rcvd_qp_state_drop")) == d0; i++)
+		usleep(10000);
+	if (d0 < 0 || d1 == d0 || poll1(cqd, &wc, 100) != 0) {
+		failf(name, "a SEND to d in Init: rcvd_qp_state_drop %ld -> %ld, or d completed something",
+		      d0, d1);
+		goto out;
+	}
+	/* d in RTS: the retry lands in 41, then 42; all in order */
+	if (to_rtr(d, p.b->qp_num, 0x4000) || to_rts(d, 0x3000, 7)) {
+		failf(name, "setup: d to RTS: %s", strerror(errno));
+		goto out;
+	}
+	memset(p.bufa + 512, 0x43, 64);
+	if (want_wc(name, p.cqb, 2, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, cqd, 41, IBV_WC_SUCCESS, 10000) ||
+	    post_send1(p.b, 3, p.bufa + 512, 64, p.mra->lkey) ||
+	    want_wc(name, p.cqb, 3, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, cqd, 42, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if (!bytes_are(p.bufb + 40 * 256, 64, 0x41) ||
+	    !bytes_are(p.bufb + 41 * 256, 64, 0x42) ||
+	    !bytes_are(p.bufb + 42 * 256, 64, 0x43) ||
+	    !bytes_are(p.bufb + 8192, 256, 0xbb)) {
+		failf(name, "the SENDs' bytes are not in WQEs 40, 41, 42, or the refused receive's buffer changed");
+		goto out;
+	}
+	pass(name);
+out:
+	if (c)
+		ibv_destroy_qp(c);
+	if (d)
+		ibv_destroy_qp(d);
+	if (cqc)
+		ibv_destroy_cq(cqc);
+	if (cqd)
+		ibv_destroy_cq(cqd);
+	if (srq)
+		ibv_destroy_srq(srq);
+	pair_down(&p);
+}
+
+/*
  * o10-53.2.2 and o10-53.2.6: two RC QPs take their receives from one SRQ;
  * c's receive CQ differs from its send CQ.  Three SENDs from c's peer and
  * one from b's: each receive completion goes to the receive CQ of the QP
@@ -8110,6 +8234,7 @@ int main(int argc, char **argv)
 	t_cq_resize();
 	t_srq_resize();
 	t_srq_two_qps();
+	t_srq_states();
 	t_fence_read_then_send();
 	t_atomic_write_refused();
 	t_mem_placement();
