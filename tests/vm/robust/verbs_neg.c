@@ -2172,6 +2172,81 @@ static struct ibv_ah *ah_to_self(struct ibv_pd *pd)
 	return ibv_create_ah(pd, &aa);
 }
 
+/*
+ * C10-11.2.2: a PD still used by a QP, an AH, an SRQ or a memory window
+ * is not deallocated: ibv_dealloc_pd returns EBUSY, the object still
+ * works (a query succeeds), and once it is gone the PD goes.
+ */
+static void t_dealloc_pd_in_use(void)
+{
+	static const char *const names[] = {
+		"dealloc_pd_in_use_by_qp", "dealloc_pd_in_use_by_ah",
+		"dealloc_pd_in_use_by_srq", "dealloc_pd_in_use_by_mw",
+	};
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	int i, r;
+
+	for (i = 0; i < 4; i++) {
+		struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
+		struct ibv_qp *qp = NULL;
+		struct ibv_ah *ah = NULL;
+		struct ibv_srq *srq = NULL;
+		struct ibv_mw *mw = NULL;
+		struct ibv_qp_attr qa;
+		struct ibv_qp_init_attr qia;
+		struct ibv_srq_attr sa;
+		int ok;
+
+		if (!pd2 || !cq) {
+			failf(names[i], "setup: pd or cq: %s", strerror(errno));
+			if (pd2)
+				ibv_dealloc_pd(pd2);
+			continue;
+		}
+		switch (i) {
+		case 0:
+			ok = !!(qp = mk_qp(pd2, cq, cap_ok, NULL));
+			break;
+		case 1:
+			ok = !!(ah = ah_to_self(pd2));
+			break;
+		case 2:
+			ok = !!(srq = srq16(pd2));
+			break;
+		default:
+			ok = !!(mw = ibv_alloc_mw(pd2, IBV_MW_TYPE_2));
+			break;
+		}
+		if (!ok) {
+			failf(names[i], "setup: the object: %s", strerror(errno));
+			ibv_dealloc_pd(pd2);
+			continue;
+		}
+		r = ibv_dealloc_pd(pd2);
+		if (r != EBUSY)
+			failf(names[i], "ibv_dealloc_pd: got %s, expected EBUSY", errname(r));
+		else if ((qp && ibv_query_qp(qp, &qa, IBV_QP_STATE, &qia)) ||
+			 (srq && ibv_query_srq(srq, &sa)))
+			failf(names[i], "the object no longer answers a query: %s",
+			      strerror(errno));
+		else
+			pass(names[i]);
+		if (qp)
+			ibv_destroy_qp(qp);
+		if (ah)
+			ibv_destroy_ah(ah);
+		if (srq)
+			ibv_destroy_srq(srq);
+		if (mw)
+			ibv_dealloc_mw(mw);
+		r = ibv_dealloc_pd(pd2);
+		if (r)
+			failf(names[i], "ibv_dealloc_pd once the object is gone: %s", errname(r));
+	}
+	if (cq)
+		ibv_destroy_cq(cq);
+}
+
 static int ud_send1(struct ibv_qp *qp, uint64_t id, struct ibv_ah *ah,
 		    uint32_t dqpn, void *buf, uint32_t len, uint32_t lkey)
 {
@@ -8216,6 +8291,7 @@ int main(int argc, char **argv)
 	t_sqd_drain("sqd_drained_event_multi_packet", 20000);
 	t_recv_local_prot_err();
 	t_recv_posted_in_err();
+	t_dealloc_pd_in_use();
 	t_recv_posted_in_err_many();
 	t_rc_dest_from_qp_only();
 	t_uc_sqe();
