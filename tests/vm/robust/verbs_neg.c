@@ -2279,6 +2279,83 @@ static int ud_pair_up(const char *name, struct pair *p)
 }
 
 /*
+ * C10-15: the Q_Key is a Post Send modifier the receiver checks, and one
+ * with its high-order bit set means the sending QP's own.  a's QP Q_Key
+ * is b's, 0x22222222: a datagram with WR Q_Key 0x80000001 arrives (it
+ * went out with a's), one with 0x33333333 is dropped as a Q_Key mismatch
+ * (the sender completes, rcvd_qkey_mismatch moves, nothing lands), one
+ * with 0x22222222 arrives.
+ */
+static int ud_send_qkey(struct ibv_qp *qp, uint64_t id, struct ibv_ah *ah,
+			uint32_t dqpn, uint32_t qkey, void *buf, uint32_t lkey)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, 32, lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = dqpn;
+	wr.wr.ud.remote_qkey = qkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static void t_ud_qkey(void)
+{
+	const char *name = "ud_qkey_checked_high_bit_means_qps";
+	struct ibv_ah *ah = NULL;
+	struct ibv_wc wc;
+	struct pair p = {};
+	long q0, q1;
+
+	if (pair_make(name, &p, IBV_QPT_UD, IBV_ACCESS_LOCAL_WRITE) ||
+	    !p.a || !p.b || !p.mra || !p.mrb || ud_up(p.a, 0x22222222) ||
+	    ud_up(p.b, 0x22222222) || !(ah = ah_to_self(p.pd))) {
+		failf(name, "setup: UD pair and AH: %s", strerror(errno));
+		goto out;
+	}
+	memset(p.bufa, 0x61, 32);
+	memset(p.bufa + 64, 0x62, 32);
+	memset(p.bufa + 128, 0x63, 32);
+	q0 = hw_counter("rcvd_qkey_mismatch");
+	if (post_recv1(p.b, 90, p.bufb, 32 + 40, p.mrb->lkey) ||
+	    ud_send_qkey(p.a, 1, ah, p.b->qp_num, 0x80000001, p.bufa, p.mra->lkey) ||
+	    want_wc(name, p.cqa, 1, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, p.cqb, 90, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if (!bytes_are(p.bufb + 40, 32, 0x61)) {
+		failf(name, "the datagram sent with Q_Key 0x80000001 carried other bytes");
+		goto out;
+	}
+	if (post_recv1(p.b, 91, p.bufb + 256, 32 + 40, p.mrb->lkey) ||
+	    ud_send_qkey(p.a, 2, ah, p.b->qp_num, 0x33333333, p.bufa + 64, p.mra->lkey) ||
+	    want_wc(name, p.cqa, 2, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if (poll1(p.cqb, &wc, 300) != 0) {
+		failf(name, "a datagram with Q_Key 0x33333333 was received (wr_id %llu)",
+		      (unsigned long long)wc.wr_id);
+		goto out;
+	}
+	q1 = hw_counter("rcvd_qkey_mismatch");
+	if (q0 < 0 || q1 != q0 + 1) {
+		failf(name, "rcvd_qkey_mismatch %ld -> %ld, expected one more", q0, q1);
+		goto out;
+	}
+	if (ud_send_qkey(p.a, 3, ah, p.b->qp_num, 0x22222222, p.bufa + 128, p.mra->lkey) ||
+	    want_wc(name, p.cqa, 3, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, p.cqb, 91, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if (!bytes_are(p.bufb + 256 + 40, 32, 0x63))
+		failf(name, "receive 91 does not hold the datagram sent with b's Q_Key");
+	else
+		pass(name);
+out:
+	if (ah)
+		ibv_destroy_ah(ah);
+	pair_down(&p);
+}
+
+/*
  * UD send error (10.3.1.6, C10-38..C10-40): as uc_send_error_sqe, for a
  * datagram QP: the failed SEND completes with its error, the QP goes to
  * SQE, later and newly posted sends are flushed, datagrams still arrive,
@@ -8292,6 +8369,7 @@ int main(int argc, char **argv)
 	t_recv_local_prot_err();
 	t_recv_posted_in_err();
 	t_dealloc_pd_in_use();
+	t_ud_qkey();
 	t_recv_posted_in_err_many();
 	t_rc_dest_from_qp_only();
 	t_uc_sqe();
