@@ -3996,6 +3996,110 @@ out:
 
 #define SWQE_REMOTE_ADDR 24 /* struct rxe_send_wr: wr_id, 4 x u32, then wr.{rdma,atomic}.remote_addr */
 #define SWQE_UD_REMOTE_QPN 24 /* the same place: wr.ud.remote_qpn */
+#define SWQE_UD_AH_NUM 36 /* wr.ud: remote_qpn, remote_qkey, pkey_index, reserved, ah_num */
+#define SWQE_UD_AV_DGID 64 /* wr.ud.av (at 56): port_num, network_type, dmac[6], dgid */
+
+/*
+ * C10-5: a UD WR's destination is its Address Handle.  Through the
+ * extended API, the embedded address vector of a SEND's ring slot is
+ * overwritten with another GID before the doorbell: the datagram still
+ * reaches the AH's destination.  A SEND whose slot's AH number is then
+ * zeroed (no AH) completes in error and nothing arrives.
+ */
+static void t_ud_dest_is_ah(void)
+{
+	const char *name = "ud_destination_is_the_ah";
+	const uint64_t id1 = 0xad0ad0ad00000001ull, id2 = 0xad0ad0ad00000002ull;
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_UD, .cap = cap_ok,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND,
+	};
+	static const uint8_t other[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+					   0xff, 0xff, 10, 99, 99, 99 };
+	struct ibv_qp *x = NULL;
+	struct ibv_ah *ah = NULL;
+	struct ibv_qp_ex *qpx;
+	unsigned char *slot;
+	struct ibv_wc wc;
+	struct pair p = {};
+	uint32_t zero = 0;
+
+	if (ud_pair_up(name, &p))
+		goto out;
+	ia.pd = p.pd;
+	ia.send_cq = ia.recv_cq = p.cqa;
+	x = ibv_create_qp_ex(ctx, &ia);
+	ah = ah_to_self(p.pd);
+	if (!x || !ah || ud_up(x, 0x11111111)) {
+		failf(name, "setup: an extended UD QP and an AH: %s", strerror(errno));
+		goto out;
+	}
+	qpx = ibv_qp_to_qp_ex(x);
+	memset(p.bufa, 0x6a, 32);
+	if (post_recv1(p.b, 95, p.bufb, 32 + 40, p.mrb->lkey)) {
+		failf(name, "post_recv: %s", strerror(errno));
+		goto out;
+	}
+	ibv_wr_start(qpx);
+	qpx->wr_id = id1;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qpx);
+	ibv_wr_set_ud_addr(qpx, ah, p.b->qp_num, 0x11111111);
+	ibv_wr_set_sge(qpx, p.mra->lkey, (uintptr_t)p.bufa, 32);
+	if (!(slot = ring_slot_of(id1))) {
+		ibv_wr_abort(qpx);
+		failf(name, "the WQE is not in the mmapped send ring");
+		goto out;
+	}
+	memcpy(slot + SWQE_UD_AV_DGID, other, sizeof(other));
+	if (ibv_wr_complete(qpx) ||
+	    want_wc(name, p.cqa, id1, IBV_WC_SUCCESS, 10000) ||
+	    want_wc(name, p.cqb, 95, IBV_WC_SUCCESS, 10000))
+		goto out;
+	if (!bytes_are(p.bufb + 40, 32, 0x6a)) {
+		failf(name, "the datagram's bytes are not in b's receive");
+		goto out;
+	}
+	if (post_recv1(p.b, 96, p.bufb + 256, 32 + 40, p.mrb->lkey)) {
+		failf(name, "post_recv: %s", strerror(errno));
+		goto out;
+	}
+	ibv_wr_start(qpx);
+	qpx->wr_id = id2;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qpx);
+	ibv_wr_set_ud_addr(qpx, ah, p.b->qp_num, 0x11111111);
+	ibv_wr_set_sge(qpx, p.mra->lkey, (uintptr_t)p.bufa, 32);
+	if (!(slot = ring_slot_of(id2))) {
+		ibv_wr_abort(qpx);
+		failf(name, "the second WQE is not in the mmapped send ring");
+		goto out;
+	}
+	memcpy(slot + SWQE_UD_AH_NUM, &zero, 4);
+	if (ibv_wr_complete(qpx)) {
+		failf(name, "ibv_wr_complete: %s", strerror(errno));
+		goto out;
+	}
+	memset(&wc, 0, sizeof(wc));
+	if (poll1(p.cqa, &wc, 10000) != 1 || wc.wr_id != id2 ||
+	    wc.status == IBV_WC_SUCCESS) {
+		failf(name, "a SEND with no AH: wr_id %#llx %s, expected an error completion",
+		      (unsigned long long)wc.wr_id, st(wc.status));
+		goto out;
+	}
+	if (poll1(p.cqb, &wc, 300) != 0 || !bytes_are(p.bufb + 256, 72, 0xbb)) {
+		failf(name, "a datagram arrived for the SEND with no AH");
+		goto out;
+	}
+	pass(name);
+out:
+	if (x)
+		ibv_destroy_qp(x);
+	if (ah)
+		ibv_destroy_ah(ah);
+	pair_down(&p);
+}
 
 /*
  * C10-4: a connected QP's destination is its QP context's, set by Modify
@@ -8370,6 +8474,7 @@ int main(int argc, char **argv)
 	t_recv_posted_in_err();
 	t_dealloc_pd_in_use();
 	t_ud_qkey();
+	t_ud_dest_is_ah();
 	t_recv_posted_in_err_many();
 	t_rc_dest_from_qp_only();
 	t_uc_sqe();
