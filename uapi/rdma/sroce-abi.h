@@ -21,7 +21,7 @@ enum {
 	SROCE_NET_TYPE_IPV6 = 2,
 };
 
-/* Address vector a provider may embed in a UD WQE (only used when ah_num is 0). */
+/* Address vector a provider may embed in a UD WQE; sroce ignores it: ah_num decides. */
 struct sroce_abi_av {
 	__u8	port_num;
 	__u8	network_type;
