@@ -58,9 +58,10 @@ QP pair set up by tests/vm/robust/qp_helper.c, sending from the QP's peer
       SEND_ONLY at PSN + 1, an opcode-sequence error in the middle of a
       SEND.
   pktgen.py uc_gap --qpn Q --peer-qpn P --psn PSN [--mtu M]
-      At a UC QP (qp_helper hold -u), from its peer: SEND_FIRST at PSN,
-      SEND_MIDDLE at PSN + 2 (a gap), SEND_LAST at PSN + 3, then SEND_ONLY
-      (16 bytes of 0x77) at PSN + 4.
+      At a UC QP (qp_helper hold -u), from its peer: SEND_FIRST (one MTU)
+      at PSN, SEND_LAST (16 bytes) at PSN + 2 (PSN + 1 lost), then
+      SEND_ONLY (16 bytes of 0x77) at PSN + 3.  Taken whole, the gapped
+      message would fit the helper's two-MTU receive.
   All print a "STATS key=value ..." line with what was sent and the
   counter deltas.
 
@@ -947,9 +948,11 @@ def s_seq_send(a, sock):
 
 def s_uc_gap(a, sock):
     """A PSN gap inside a UC SEND, from the QP's own peer (qp_helper hold
-    -u): SEND_FIRST (one MTU of 0x11) at --psn, SEND_MIDDLE at --psn + 2
-    (--psn + 1 lost), SEND_LAST at --psn + 3, then a new message, SEND_ONLY
-    of 16 bytes of 0x77 at --psn + 4."""
+    -u): SEND_FIRST (one MTU of 0x11) at --psn, SEND_LAST (16 bytes) at
+    --psn + 2 (--psn + 1 lost), then a new message, SEND_ONLY of 16 bytes
+    of 0x77 at --psn + 3.  A receiver that missed the gap would complete
+    the first message (MTU + 16 bytes, which fit) and put the second in
+    the next receive."""
     for k in ("qpn", "psn", "peer_qpn"):
         if getattr(a, k) is None:
             sys.exit("pktgen: uc_gap needs --%s" % k.replace("_", "-"))
@@ -959,16 +962,14 @@ def s_uc_gap(a, sock):
     r0 = before.get("rcvd_pkts", 0)
     psn = a.psn & 0xFFFFFF
     for op, off, body in ((0x20, 0, b"\x11" * a.mtu),
-                          (0x21, 2, b"\x22" * a.mtu),
-                          (0x22, 3, b"\x33" * 16),
-                          (0x24, 4, b"\x77" * 16)):
+                          (0x22, 2, b"\x33" * 16),
+                          (0x24, 3, b"\x77" * 16)):
         sock.sendto(g.packet(op, a.qpn, psn=(psn + off) & 0xFFFFFF,
                              body=body, pad=0), (a.dst, 0))
-    print("uc_gap: SEND_FIRST psn %#x, MIDDLE %#x, LAST %#x, ONLY %#x to QP %#x"
-          % (psn, (psn + 2) & 0xFFFFFF, (psn + 3) & 0xFFFFFF,
-             (psn + 4) & 0xFFFFFF, a.qpn))
-    settle(a, r0, 4, a.settle)
-    print(stats_line([("sent", 4)], counter_deltas(a, before)))
+    print("uc_gap: SEND_FIRST psn %#x, LAST %#x, ONLY %#x to QP %#x"
+          % (psn, (psn + 2) & 0xFFFFFF, (psn + 3) & 0xFFFFFF, a.qpn))
+    settle(a, r0, 3, a.settle)
+    print(stats_line([("sent", 3)], counter_deltas(a, before)))
     return 0
 
 

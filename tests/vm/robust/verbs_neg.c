@@ -1259,7 +1259,7 @@ out:
 /*
  * The same past one flush budget: a QP moved from Init to Error, then
  * 600 receives posted at once; the watch flushes a budget per look, and
- * all 600 complete WR_FLUSH_ERR, in order, each once, within 20 s.
+ * all 600 complete WR_FLUSH_ERR, in order, each once (each within 20 s).
  */
 static void t_recv_posted_in_err_many(void)
 {
@@ -1604,9 +1604,11 @@ static void t_atomic_two_qps_serialized(void)
 		r->cqb = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 		r->a = r->cqa ? mk_qp(pd0, r->cqa, cap_ok, NULL) : NULL;
 		r->b = r->cqb ? mk_qp(pd0, r->cqb, cap_ok, NULL) : NULL;
-		if (!r->a || !r->b || to_init(r->a, acc) || to_init(r->b, acc) ||
-		    connect_pair(r->a, r->b, 0x100 * (i + 1), 0x900 * (i + 1), 7)) {
-			failf(name, "setup: pair %d: %s", i, strerror(errno));
+		k = !r->a || !r->b ? errno : to_init(r->a, acc) ?:
+		    to_init(r->b, acc) ?:
+		    connect_pair(r->a, r->b, 0x100 * (i + 1), 0x900 * (i + 1), 7);
+		if (k) {
+			failf(name, "setup: pair %d: %s", i, strerror(k));
 			goto out;
 		}
 		r->lmr = lmr;
@@ -1615,8 +1617,10 @@ static void t_atomic_two_qps_serialized(void)
 		r->rkey = tmr->rkey;
 	}
 	for (i = 0; i < 2; i++) {
-		if (pthread_create(&th[i], NULL, fadd_thread, &run[i])) {
-			failf(name, "pthread_create: %s", strerror(errno));
+		int e = pthread_create(&th[i], NULL, fadd_thread, &run[i]);
+
+		if (e) {
+			failf(name, "pthread_create: %s", strerror(e));
 			break;
 		}
 		started++;
@@ -2223,6 +2227,8 @@ static void t_dealloc_pd_in_use(void)
 			continue;
 		}
 		r = ibv_dealloc_pd(pd2);
+		if (!r)
+			pd2 = NULL;	/* gone under its object: not twice */
 		if (r != EBUSY)
 			failf(names[i], "ibv_dealloc_pd: got %s, expected EBUSY", errname(r));
 		else if ((qp && ibv_query_qp(qp, &qa, IBV_QP_STATE, &qia)) ||
@@ -2239,7 +2245,7 @@ static void t_dealloc_pd_in_use(void)
 			ibv_destroy_srq(srq);
 		if (mw)
 			ibv_dealloc_mw(mw);
-		r = ibv_dealloc_pd(pd2);
+		r = pd2 ? ibv_dealloc_pd(pd2) : 0;
 		if (r)
 			failf(names[i], "ibv_dealloc_pd once the object is gone: %s", errname(r));
 	}
@@ -2307,6 +2313,7 @@ static void t_ud_qkey(void)
 	struct ibv_wc wc;
 	struct pair p = {};
 	long q0, q1;
+	int i;
 
 	if (pair_make(name, &p, IBV_QPT_UD, IBV_ACCESS_LOCAL_WRITE) ||
 	    !p.a || !p.b || !p.mra || !p.mrb || ud_up(p.a, 0x22222222) ||
@@ -2336,7 +2343,8 @@ static void t_ud_qkey(void)
 		      (unsigned long long)wc.wr_id);
 		goto out;
 	}
-	q1 = hw_counter("rcvd_qkey_mismatch");
+	for (i = 0; i < 100 && (q1 = hw_counter("rcvd_qkey_mismatch")) == q0; i++)
+		usleep(10000);
 	if (q0 < 0 || q1 != q0 + 1) {
 		failf(name, "rcvd_qkey_mismatch %ld -> %ld, expected one more", q0, q1);
 		goto out;
@@ -3997,13 +4005,15 @@ out:
 #define SWQE_REMOTE_ADDR 24 /* struct rxe_send_wr: wr_id, 4 x u32, then wr.{rdma,atomic}.remote_addr */
 #define SWQE_UD_REMOTE_QPN 24 /* the same place: wr.ud.remote_qpn */
 #define SWQE_UD_AH_NUM 36 /* wr.ud: remote_qpn, remote_qkey, pkey_index, reserved, ah_num */
-#define SWQE_UD_AV_DGID 64 /* wr.ud.av (at 56): port_num, network_type, dmac[6], dgid */
+#define SWQE_UD_AV 56 /* wr.ud.av: port_num, network_type, dmac[6], dgid[16], ... */
+#define SWQE_UD_AV_LEN 88 /* to the end of its two sockaddr unions */
 
 /*
  * C10-5: a UD WR's destination is its Address Handle.  Through the
- * extended API, the embedded address vector of a SEND's ring slot is
- * overwritten with another GID before the doorbell: the datagram still
- * reaches the AH's destination.  A SEND whose slot's AH number is then
+ * extended API, the whole address vector embedded in a SEND's ring slot
+ * (port, MAC, GID, addresses) is overwritten with another destination's
+ * GID and 0xee elsewhere before the doorbell: the datagram still reaches
+ * the AH's destination.  A SEND whose slot's AH number is then
  * zeroed (no AH) completes in error and nothing arrives.
  */
 static void t_ud_dest_is_ah(void)
@@ -4052,7 +4062,8 @@ static void t_ud_dest_is_ah(void)
 		failf(name, "the WQE is not in the mmapped send ring");
 		goto out;
 	}
-	memcpy(slot + SWQE_UD_AV_DGID, other, sizeof(other));
+	memset(slot + SWQE_UD_AV, 0xee, SWQE_UD_AV_LEN);
+	memcpy(slot + SWQE_UD_AV + 8, other, sizeof(other));
 	if (ibv_wr_complete(qpx) ||
 	    want_wc(name, p.cqa, id1, IBV_WC_SUCCESS, 10000) ||
 	    want_wc(name, p.cqb, 95, IBV_WC_SUCCESS, 10000))
@@ -4479,6 +4490,23 @@ out:
 }
 
 /*
+ * UC is unacknowledged: its sender completes when the packets leave, not
+ * when the peer has taken them.  A zero-length SEND from a, received by
+ * b, comes after everything a sent before it: then that has landed or
+ * been dropped.
+ */
+static int uc_sync(const char *name, struct pair *p, uint64_t id)
+{
+	if (post_recv1(p->b, id, p->bufb, 0, p->mrb->lkey) ||
+	    post_send1(p->a, id, p->bufa, 0, p->mra->lkey)) {
+		failf(name, "the zero-length SEND behind: %s", strerror(errno));
+		return -1;
+	}
+	return want_wc(name, p->cqa, id, IBV_WC_SUCCESS, 10000) ?:
+	       want_wc(name, p->cqb, id, IBV_WC_SUCCESS, 10000);
+}
+
+/*
  * C10-149, Table 86: what a UC receiver drops, the sender having caused
  * it (UC has no NAK).  Into one 1500-byte receive: a 3-packet SEND of
  * 3072 bytes (FIRST fits, MIDDLE overflows: the message is dropped and so
@@ -4538,7 +4566,8 @@ static void t_uc_drops(void)
 	}
 	if (post_rdma1(p.a, 863, IBV_WR_RDMA_WRITE, p.bufa + 4096, 64,
 		       p.mra->lkey, p.bufb + 8192, p.mrb->rkey) ||
-	    want_wc(name, p.cqa, 863, IBV_WC_SUCCESS, 10000))
+	    want_wc(name, p.cqa, 863, IBV_WC_SUCCESS, 10000) ||
+	    uc_sync(name, &p, 864))
 		goto out;
 	if (!bytes_are(p.bufb + 8192, 64, 0x62)) {
 		failf(name, "a WRITE with the right R_Key after the drops did not land");
@@ -5173,7 +5202,7 @@ static void t_srq_states(void)
 	struct ibv_wc wc;
 	struct pair p;
 	long d0, d1;
-	int i, r;
+	int i, r, refused = -1;
 
 	if (pair_alloc(name, &p))
 		goto out;
@@ -5196,12 +5225,11 @@ static void t_srq_states(void)
 	}
 	sge = (struct ibv_sge){ (uintptr_t)p.bufb + 8192, 256, p.mrb->lkey };
 	rwr = (struct ibv_recv_wr){ .wr_id = 99, .sg_list = &sge, .num_sge = 1 };
-	r = ibv_post_recv(c, &rwr, &rbad);
-	if (!r) {
+	refused = ibv_post_recv(c, &rwr, &rbad) != 0;
+	if (!refused) {
 		failf(name2, "ibv_post_recv to a QP on an SRQ returned 0");
 		goto out;
 	}
-	pass(name2);
 	/* a -> c: c in RTS takes 40 */
 	if (to_rtr(p.a, c->qp_num, 0x1000) || to_rts(p.a, 0x2000, 7) ||
 	    to_rtr(c, p.a->qp_num, 0x2000) || to_rts(c, 0x1000, 7)) {
@@ -5223,9 +5251,17 @@ static void t_srq_states(void)
 		      (unsigned long long)wc.wr_id, st(wc.status));
 		goto out;
 	}
-	/* b -> d while d is in Init: dropped, nothing taken */
+	/* b -> d while d is in Init: dropped, nothing taken; b's long ACK
+	 * timeout (about 1 s, 7 retries) outlasts a slow guest's steps
+	 */
 	d0 = hw_counter("rcvd_qp_state_drop");
-	if (to_rtr(p.b, d->qp_num, 0x3000) || to_rts(p.b, 0x4000, 7)) {
+	qa = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 18,
+				   .retry_cnt = 7, .rnr_retry = 7,
+				   .sq_psn = 0x4000, .max_rd_atomic = 1 };
+	if (to_rtr(p.b, d->qp_num, 0x3000) ||
+	    ibv_modify_qp(p.b, &qa, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+			  IBV_QP_MAX_QP_RD_ATOMIC)) {
 		failf(name, "setup: b to RTS: %s", strerror(errno));
 		goto out;
 	}
@@ -5255,13 +5291,19 @@ static void t_srq_states(void)
 		goto out;
 	if (!bytes_are(p.bufb + 40 * 256, 64, 0x41) ||
 	    !bytes_are(p.bufb + 41 * 256, 64, 0x42) ||
-	    !bytes_are(p.bufb + 42 * 256, 64, 0x43) ||
-	    !bytes_are(p.bufb + 8192, 256, 0xbb)) {
-		failf(name, "the SENDs' bytes are not in WQEs 40, 41, 42, or the refused receive's buffer changed");
+	    !bytes_are(p.bufb + 42 * 256, 64, 0x43)) {
+		failf(name, "the SENDs' bytes are not in WQEs 40, 41, 42");
 		goto out;
 	}
 	pass(name);
 out:
+	/* the refused receive's buffer, after all the traffic there was */
+	if (refused < 0)
+		failf(name2, "not reached: the SRQ test's setup failed");
+	else if (refused && !bytes_are(p.bufb + 8192, 256, 0xbb))
+		failf(name2, "the refused receive's buffer was written");
+	else if (refused)
+		pass(name2);
 	if (c)
 		ibv_destroy_qp(c);
 	if (d)
@@ -6074,8 +6116,14 @@ static void t_mw_uc_bind(void)
 	    mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 4, p.bufa + 64, 64,
 		    p.bufb + 8192 + 200, rkey2, IBV_WC_SUCCESS) ||
 	    mw_rdma(name, &p, IBV_WR_RDMA_WRITE, 5, p.bufa + 64, 64,
-		    p.bufb + 8192 + 4096 - 32, rkey2, IBV_WC_SUCCESS))
+		    p.bufb + 8192 + 4096 - 32, rkey2, IBV_WC_SUCCESS) ||
+	    uc_sync(name, &p, 6))
 		goto out;
+	if (qp_state(p.b) != IBV_QPS_RTS) {
+		failf(name, "b in %s after the WRITE past the window, expected RTS",
+		      qps(qp_state(p.b)));
+		goto out;
+	}
 	if (!bytes_are(p.bufb, 100, 0xbb) ||
 	    !bytes_are(p.bufb + 100, 64, 0x71) ||
 	    !bytes_are(p.bufb + 164, 8192 + 200 - 164, 0xbb) ||
@@ -7348,6 +7396,7 @@ static void t_self_loop(void)
 	struct ibv_mr *mr = NULL;
 	struct ibv_wc wc[8];
 	uint64_t *word, *old;
+	struct ibv_qp_attr rts = {};
 	int round, i, j, n, sends;
 	long t0, t1;
 	char *b;
@@ -7359,7 +7408,17 @@ static void t_self_loop(void)
 	mr = b_target(name, &p, b, BUF, acc, acc & ~IBV_ACCESS_LOCAL_WRITE);
 	if (!mr)
 		goto out;
-	if (to_rtr(p.b, p.b->qp_num, 0x3000) || to_rts(p.b, 0x3000, 7)) {
+	/* a long ACK timeout: only a lost pass, not a slow guest, waits on it */
+	rts.qp_state = IBV_QPS_RTS;
+	rts.timeout = 18;
+	rts.retry_cnt = 7;
+	rts.rnr_retry = 7;
+	rts.sq_psn = 0x3000;
+	rts.max_rd_atomic = 1;
+	if (to_rtr(p.b, p.b->qp_num, 0x3000) ||
+	    ibv_modify_qp(p.b, &rts, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+			  IBV_QP_MAX_QP_RD_ATOMIC)) {
 		failf(name, "setup: connecting b to itself: %s", strerror(errno));
 		goto out;
 	}
