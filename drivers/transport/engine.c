@@ -642,8 +642,7 @@ void sroce_rnr_timer_fn(struct timer_list *t)
 		next = clamp_t(unsigned long, 2 * READ_ONCE(qp->rq_watch),
 			       SROCE_RQ_WATCH_MIN, SROCE_RQ_WATCH_MAX);
 		/* the consumer index is ours, the producer index the user's */
-		if ((READ_ONCE(qp->rq.cons) & qp->rq.q.mask) ==
-		    sroce_queue_user_prod(&qp->rq.q)) {
+		if (sroce_rq_user_empty(&qp->rq)) {
 			WRITE_ONCE(qp->rq_watch, next);
 			mod_timer(&qp->rnr_timer, jiffies + next);
 			return;

@@ -55,7 +55,7 @@ static int sroce_rq_take(struct sroce_rq *rq, bool user, struct sroce_rwqe *out)
 		rq->cons++;
 		return 0;
 	}
-	if ((rq->cons & rq->q.mask) == sroce_queue_user_prod(&rq->q))
+	if (sroce_rq_user_empty(rq))
 		return -ENOENT;
 	slot = sroce_queue_slot(&rq->q, rq->cons);
 	memcpy(&u, slot, sizeof(u));

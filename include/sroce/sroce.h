@@ -831,6 +831,13 @@ int sroce_queue_map(struct sroce_queue *q, struct ib_ucontext *uctx,
 		    struct sroce_abi_mmap_info *mi);
 void sroce_queue_free(struct sroce_queue *q);
 u32 sroce_queue_user_prod(struct sroce_queue *q);
+
+/* A user receive ring with nothing past our consumer index. */
+static inline bool sroce_rq_user_empty(struct sroce_rq *rq)
+{
+	return (READ_ONCE(rq->cons) & rq->q.mask) ==
+	       sroce_queue_user_prod(&rq->q);
+}
 u32 sroce_queue_user_cons(struct sroce_queue *q);
 void sroce_queue_publish_prod(struct sroce_queue *q, u32 prod);
 void sroce_queue_publish_cons(struct sroce_queue *q, u32 cons);
