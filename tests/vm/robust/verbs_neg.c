@@ -148,16 +148,23 @@ static int to_rtr(struct ibv_qp *qp, uint32_t dqpn, uint32_t rq_psn)
 			     IBV_QP_MIN_RNR_TIMER);
 }
 
-static int to_rts(struct ibv_qp *qp, uint32_t sq_psn, int rnr_retry)
+/* RTR -> RTS with local ACK timeout @timeout (4.096 us * 2^timeout) */
+static int to_rts_timeout(struct ibv_qp *qp, uint32_t sq_psn, int rnr_retry,
+			  uint8_t timeout)
 {
 	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+		.qp_state = IBV_QPS_RTS, .timeout = timeout, .retry_cnt = 7,
 		.rnr_retry = rnr_retry, .sq_psn = sq_psn, .max_rd_atomic = 1,
 	};
 
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
 			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int to_rts(struct ibv_qp *qp, uint32_t sq_psn, int rnr_retry)
+{
+	return to_rts_timeout(qp, sq_psn, rnr_retry, 14);
 }
 
 /*
@@ -4009,6 +4016,31 @@ out:
 #define SWQE_UD_AV_LEN 88 /* to the end of its two sockaddr unions */
 
 /*
+ * A signaled 32-byte UD SEND @id started on @qpx but not yet rung: its
+ * ring slot, to be written before ibv_wr_complete(), or NULL (aborted).
+ */
+static unsigned char *ud_send_slot(const char *name, struct ibv_qp_ex *qpx,
+				   uint64_t id, struct ibv_ah *ah,
+				   uint32_t dqpn, void *buf, uint32_t lkey)
+{
+	unsigned char *slot;
+
+	ibv_wr_start(qpx);
+	qpx->wr_id = id;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qpx);
+	ibv_wr_set_ud_addr(qpx, ah, dqpn, 0x11111111);
+	ibv_wr_set_sge(qpx, lkey, (uintptr_t)buf, 32);
+	slot = ring_slot_of(id);
+	if (!slot) {
+		ibv_wr_abort(qpx);
+		failf(name, "WQE %#llx is not in the mmapped send ring",
+		      (unsigned long long)id);
+	}
+	return slot;
+}
+
+/*
  * C10-5: a UD WR's destination is its Address Handle.  Through the
  * extended API, the whole address vector embedded in a SEND's ring slot
  * (port, MAC, GID, addresses) is overwritten with another destination's
@@ -4051,17 +4083,9 @@ static void t_ud_dest_is_ah(void)
 		failf(name, "post_recv: %s", strerror(errno));
 		goto out;
 	}
-	ibv_wr_start(qpx);
-	qpx->wr_id = id1;
-	qpx->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_send(qpx);
-	ibv_wr_set_ud_addr(qpx, ah, p.b->qp_num, 0x11111111);
-	ibv_wr_set_sge(qpx, p.mra->lkey, (uintptr_t)p.bufa, 32);
-	if (!(slot = ring_slot_of(id1))) {
-		ibv_wr_abort(qpx);
-		failf(name, "the WQE is not in the mmapped send ring");
+	if (!(slot = ud_send_slot(name, qpx, id1, ah, p.b->qp_num, p.bufa,
+				  p.mra->lkey)))
 		goto out;
-	}
 	memset(slot + SWQE_UD_AV, 0xee, SWQE_UD_AV_LEN);
 	memcpy(slot + SWQE_UD_AV + 8, other, sizeof(other));
 	if (ibv_wr_complete(qpx) ||
@@ -4076,17 +4100,9 @@ static void t_ud_dest_is_ah(void)
 		failf(name, "post_recv: %s", strerror(errno));
 		goto out;
 	}
-	ibv_wr_start(qpx);
-	qpx->wr_id = id2;
-	qpx->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_send(qpx);
-	ibv_wr_set_ud_addr(qpx, ah, p.b->qp_num, 0x11111111);
-	ibv_wr_set_sge(qpx, p.mra->lkey, (uintptr_t)p.bufa, 32);
-	if (!(slot = ring_slot_of(id2))) {
-		ibv_wr_abort(qpx);
-		failf(name, "the second WQE is not in the mmapped send ring");
+	if (!(slot = ud_send_slot(name, qpx, id2, ah, p.b->qp_num, p.bufa,
+				  p.mra->lkey)))
 		goto out;
-	}
 	memcpy(slot + SWQE_UD_AH_NUM, &zero, 4);
 	if (ibv_wr_complete(qpx)) {
 		failf(name, "ibv_wr_complete: %s", strerror(errno));
@@ -5255,13 +5271,8 @@ static void t_srq_states(void)
 	 * timeout (about 1 s, 7 retries) outlasts a slow guest's steps
 	 */
 	d0 = hw_counter("rcvd_qp_state_drop");
-	qa = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 18,
-				   .retry_cnt = 7, .rnr_retry = 7,
-				   .sq_psn = 0x4000, .max_rd_atomic = 1 };
 	if (to_rtr(p.b, d->qp_num, 0x3000) ||
-	    ibv_modify_qp(p.b, &qa, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			  IBV_QP_MAX_QP_RD_ATOMIC)) {
+	    to_rts_timeout(p.b, 0x4000, 7, 18)) {
 		failf(name, "setup: b to RTS: %s", strerror(errno));
 		goto out;
 	}
@@ -7396,7 +7407,6 @@ static void t_self_loop(void)
 	struct ibv_mr *mr = NULL;
 	struct ibv_wc wc[8];
 	uint64_t *word, *old;
-	struct ibv_qp_attr rts = {};
 	int round, i, j, n, sends;
 	long t0, t1;
 	char *b;
@@ -7409,16 +7419,8 @@ static void t_self_loop(void)
 	if (!mr)
 		goto out;
 	/* a long ACK timeout: only a lost pass, not a slow guest, waits on it */
-	rts.qp_state = IBV_QPS_RTS;
-	rts.timeout = 18;
-	rts.retry_cnt = 7;
-	rts.rnr_retry = 7;
-	rts.sq_psn = 0x3000;
-	rts.max_rd_atomic = 1;
 	if (to_rtr(p.b, p.b->qp_num, 0x3000) ||
-	    ibv_modify_qp(p.b, &rts, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			  IBV_QP_MAX_QP_RD_ATOMIC)) {
+	    to_rts_timeout(p.b, 0x3000, 7, 18)) {
 		failf(name, "setup: connecting b to itself: %s", strerror(errno));
 		goto out;
 	}
