@@ -36,6 +36,16 @@ void sroce_qp_sched_here(struct sroce_qp *qp)
 	queue_work_on(smp_processor_id(), sroce_wq, &qp->work);
 }
 
+/*
+ * A completion its CQ could not take: the CQ's error is an affiliated
+ * asynchronous error of the QP too, which stops there (C10-144, C10-150,
+ * C10-155); what it had outstanding is flushed, into a CQ that takes it.
+ */
+static void sroce_cqe_lost(struct sroce_qp *qp)
+{
+	sroce_qp_fail(qp, IB_EVENT_QP_FATAL);
+}
+
 /* Completion into the send/receive CQ; the handler is called after the pass. */
 void sroce_post_scq(struct sroce_qp *qp, const struct ib_wc *wc)
 {
@@ -46,6 +56,8 @@ void sroce_post_scq(struct sroce_qp *qp, const struct ib_wc *wc)
 		trace_sroce_cqe_err(qp, wc, true);
 	qp->nt.scq |= r == SROCE_CQ_NOTIFY;
 	qp->nt.scq_err |= r == SROCE_CQ_OVERFLOW;
+	if (r >= SROCE_CQ_OVERFLOW)
+		sroce_cqe_lost(qp);
 }
 
 void sroce_post_rcq(struct sroce_qp *qp, const struct ib_wc *wc,
@@ -58,6 +70,8 @@ void sroce_post_rcq(struct sroce_qp *qp, const struct ib_wc *wc,
 		trace_sroce_cqe_err(qp, wc, false);
 	qp->nt.rcq |= r == SROCE_CQ_NOTIFY;
 	qp->nt.rcq_err |= r == SROCE_CQ_OVERFLOW;
+	if (r >= SROCE_CQ_OVERFLOW)
+		sroce_cqe_lost(qp);
 }
 
 /*

@@ -1033,7 +1033,8 @@ bool sroce_resp_rcv(struct sroce_pkt *pkt)
 		}
 		goto unlock;
 	}
-	if (fatal)
+	/* a completion its CQ could not take ended the QP: not acknowledged */
+	if (fatal || qp->state == IB_QPS_ERR)
 		goto unlock;
 	r->nak_seq_sent = false;
 	/* these moved the expected PSN themselves */

@@ -192,9 +192,11 @@ static void sroce_wc_to_uwc(struct ib_uverbs_wc *u, const struct ib_wc *wc)
 
 /*
  * Add one completion.  Returns 0, SROCE_CQ_NOTIFY when the consumer's
- * completion handler is due, or SROCE_CQ_OVERFLOW (the completion is
- * lost) when the affiliated CQ error is due: the caller raises either
- * with sroce_cq_raise() once it holds no locks.
+ * completion handler is due, SROCE_CQ_OVERFLOW when the CQ is full (the
+ * completion is lost and the affiliated CQ error is due), or SROCE_CQ_LOST
+ * when it had overflowed before: a CQ in error takes nothing more, so
+ * its consumer finds only what was there (10.8.5.2).  The caller raises
+ * the handler or the error with sroce_cq_raise() once it holds no locks.
  */
 int sroce_cq_post(struct sroce_cq *cq, const struct ib_wc *wc, bool solicited)
 {
@@ -203,13 +205,14 @@ int sroce_cq_post(struct sroce_cq *cq, const struct ib_wc *wc, bool solicited)
 	void *slot;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	if (unlikely(((cq->prod + 1) & cq->q.mask) == sroce_cq_cons(cq))) {
+	if (unlikely(cq->overflow ||
+		     ((cq->prod + 1) & cq->q.mask) == sroce_cq_cons(cq))) {
 		bool first = !cq->overflow;
 
 		cq->overflow = true;
 		spin_unlock_irqrestore(&cq->lock, flags);
 		sroce_count(to_sdev(cq->ibcq.device), SROCE_CNT_CQ_OVERFLOW);
-		return first ? SROCE_CQ_OVERFLOW : 0;
+		return first ? SROCE_CQ_OVERFLOW : SROCE_CQ_LOST;
 	}
 	slot = sroce_queue_slot(&cq->q, cq->prod);
 	if (cq->user)

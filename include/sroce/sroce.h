@@ -845,6 +845,7 @@ void sroce_queue_publish_cons(struct sroce_queue *q, u32 cons);
 /* sroce_cq_post() results: what the caller must raise after its locks */
 #define SROCE_CQ_NOTIFY		1
 #define SROCE_CQ_OVERFLOW	2
+#define SROCE_CQ_LOST		3
 int sroce_cq_post(struct sroce_cq *cq, const struct ib_wc *wc, bool solicited);
 u32 sroce_cq_fill(struct sroce_cq *cq);
 void sroce_cq_raise(struct sroce_cq *cq, bool comp, bool err);

@@ -230,6 +230,8 @@ static struct ibv_srq *(*pair_srq_fn)(struct ibv_pd *pd);
 static struct ibv_srq *pair_srq;
 /* nonzero: a is an extended QP (ibv_wr_*) with these send ops */
 static uint64_t pair_send_ops;
+/* set: a's receive CQ, the caller's (a's send CQ stays cqa) */
+static struct ibv_cq *pair_a_rcq;
 
 static struct ibv_qp *mk_qp_ex(struct ibv_pd *pd, struct ibv_cq *cq,
 			       struct ibv_qp_cap cap, uint64_t ops)
@@ -267,8 +269,18 @@ static int pair_alloc_cap(const char *name, struct pair *p,
 			return -1;
 		}
 	}
-	p->a = pair_send_ops ? mk_qp_ex(p->pd, p->cqa, cap, pair_send_ops) :
-			       mk_qp(p->pd, p->cqa, cap, NULL);
+	if (pair_a_rcq) {
+		struct ibv_qp_init_attr ia = {
+			.send_cq = p->cqa, .recv_cq = pair_a_rcq,
+			.cap = cap, .qp_type = IBV_QPT_RC,
+		};
+
+		p->a = ibv_create_qp(p->pd, &ia);
+	} else {
+		p->a = pair_send_ops ?
+		       mk_qp_ex(p->pd, p->cqa, cap, pair_send_ops) :
+		       mk_qp(p->pd, p->cqa, cap, NULL);
+	}
 	p->b = mk_qp(p->pd, p->cqb, cap, pair_srq);
 	p->bufa = aligned_alloc(4096, BUF);
 	p->bufb = aligned_alloc(4096, BUF);
@@ -1393,7 +1405,8 @@ static int pair_make(const char *name, struct pair *p, enum ibv_qp_type type,
 		failf(name, "setup: %s", strerror(errno));
 		return -1;
 	}
-	ia.send_cq = ia.recv_cq = p->cqa;
+	ia.send_cq = p->cqa;
+	ia.recv_cq = pair_a_rcq ?: p->cqa;
 	p->a = ibv_create_qp(p->pd, &ia);
 	ia.send_cq = ia.recv_cq = p->cqb;
 	p->b = ibv_create_qp(p->pd, &ia);
@@ -7290,6 +7303,202 @@ out:
 }
 
 /*
+ * C10-144, C10-150, C10-155 (10.8.5.2): a completion its CQ cannot take is
+ * an affiliated asynchronous error of the QP as well as of the CQ.  a, of
+ * @type, sends p.cqa->cqe + 2 signaled 8 B messages into a send CQ that
+ * is never polled.  Then: IBV_EVENT_CQ_ERR on that CQ and
+ * IBV_EVENT_QP_FATAL on a; a is in Error; the receive a had outstanding
+ * completes WR_FLUSH_ERR in its own receive CQ, which has room; the send
+ * CQ holds the first completions, all successful and in order, and takes
+ * nothing more once drained, not even the flush of a send posted then.
+ */
+static int ovf_post(enum ibv_qp_type type, struct pair *p, struct ibv_ah *ah,
+		    uint64_t id, int i)
+{
+	if (type == IBV_QPT_UD)
+		return ud_send1(p->a, id, ah, p->b->qp_num, p->bufa, 8,
+				p->mra->lkey);
+	return post_rdma1(p->a, id, IBV_WR_RDMA_WRITE, p->bufa, 8, p->mra->lkey,
+			  p->bufb + 8 * (i % 64), p->mrb->rkey);
+}
+
+static void t_cq_overflow_ends_qp(enum ibv_qp_type type, const char *name)
+{
+	long before = hw_counter("cq_overflow"), after;
+	struct ibv_cq *rcq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_ah *ah = NULL;
+	struct pair p = {};
+	struct ibv_wc wc;
+	char seen[256];
+	int i, n, r = 0, tries, nsend, posted;
+
+	if (!rcq) {
+		failf(name, "setup: create_cq: %s", strerror(errno));
+		return;
+	}
+	pair_a_rcq = rcq;
+	r = type == IBV_QPT_RC ? pair_up(name, &p, 7) :
+	    type == IBV_QPT_UC ? uc_pair_up(name, &p) : ud_pair_up(name, &p);
+	pair_a_rcq = NULL;
+	if (r)
+		goto out;
+	if (type == IBV_QPT_UD && !(ah = ah_to_self(p.pd))) {
+		failf(name, "setup: create_ah: %s", strerror(errno));
+		goto out;
+	}
+	if (post_recv1(p.a, 500, p.bufa + 32768, 512, p.mra->lkey)) {
+		failf(name, "post_recv failed");
+		goto out;
+	}
+	nsend = p.cqa->cqe + 2;
+	for (i = 0; i < nsend; i++) {
+		for (tries = 0; tries < 1000; tries++) {
+			r = ovf_post(type, &p, ah, 100 + i, i);
+			if (r != ENOMEM)
+				break;
+			usleep(1000); /* the send queue is full: let it drain */
+		}
+		if (r && qp_state(p.a) == IBV_QPS_ERR)
+			break;	/* ended already: the rest is not needed */
+		if (r) {
+			failf(name, "post_send %d: got %s, expected 0", i, errname(r));
+			goto out;
+		}
+	}
+	posted = i;
+	if (!wait_async(IBV_EVENT_CQ_ERR, p.cqa, 10000, seen, sizeof(seen))) {
+		failf(name, "got events [%s], expected %s on the send CQ",
+		      seen, ibv_event_type_str(IBV_EVENT_CQ_ERR));
+		goto out;
+	}
+	if (!wait_async(IBV_EVENT_QP_FATAL, p.a, 5000, seen, sizeof(seen))) {
+		failf(name, "got events [%s] after the CQ's, expected %s on the QP",
+		      seen, ibv_event_type_str(IBV_EVENT_QP_FATAL));
+		goto out;
+	}
+	if (qp_state(p.a) != IBV_QPS_ERR) {
+		failf(name, "QP state %s after its CQ overflowed, expected ERR",
+		      qps(qp_state(p.a)));
+		goto out;
+	}
+	if (want_wc(name, rcq, 500, IBV_WC_WR_FLUSH_ERR, 5000))
+		goto out;
+	for (n = 0; (r = poll1(p.cqa, &wc, 300)) == 1; n++) {
+		if (wc.wr_id != (uint64_t)(100 + n) || wc.status != IBV_WC_SUCCESS) {
+			failf(name, "send CQ entry %d: wr_id %llu %s, expected wr_id %d success",
+			      n, (unsigned long long)wc.wr_id, st(wc.status), 100 + n);
+			goto out;
+		}
+	}
+	if (r < 0 || n < 1 || n >= posted) {
+		failf(name, "%d completions in a send CQ of %d entries after %d sends",
+		      n, p.cqa->cqe, posted);
+		goto out;
+	}
+	/* posted to the failed QP: its flush goes to a CQ in error, lost */
+	r = ovf_post(type, &p, ah, 999, 0);
+	if (!r && poll1(p.cqa, &wc, 300) == 1) {
+		failf(name, "the CQ in error took wr_id %llu %s after it was drained",
+		      (unsigned long long)wc.wr_id, st(wc.status));
+		goto out;
+	}
+	usleep(50000);	/* ib_core caches a counter read for 10 ms */
+	after = hw_counter("cq_overflow");
+	if (before < 0 || after - before < posted - n)
+		failf(name, "cq_overflow %ld -> %ld, expected at least %d more",
+		      before, after, posted - n);
+	else
+		pass(name);
+out:
+	if (ah)
+		ibv_destroy_ah(ah);
+	pair_down(&p);
+	ibv_destroy_cq(rcq);
+}
+
+/*
+ * The receive side of the same (C10-144): b's CQ, never polled, takes
+ * receive completions until it overflows.  The SEND whose completion was
+ * lost ends b and is not acknowledged: a's copy of it completes in error
+ * (the retries find b in Error), every SEND before it successfully, and
+ * b's CQ holds exactly those receives, in order, and nothing more.
+ */
+static void t_cq_overflow_recv_not_acked(void)
+{
+	const char *name = "cq_overflow_recv_ends_qp_not_acked";
+	struct ibv_qp_attr rts = { .qp_state = IBV_QPS_RTS, .timeout = 10,
+				   .retry_cnt = 3, .rnr_retry = 7,
+				   .sq_psn = 0x2000, .max_rd_atomic = 1 };
+	struct ibv_wc wc;
+	struct pair p = {};
+	char seen[256];
+	int i, n, r, tries;
+
+	if (pair_alloc(name, &p))
+		goto out;
+	if (connect_pair_rts(&p, &rts)) {
+		failf(name, "setup: connect: %s", strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < p.cqb->cqe + 2; i++) {
+		for (tries = 0; tries < 1000; tries++) {
+			r = post_recv1(p.b, 200 + i, p.bufb + 64 * (i % 512), 64,
+				       p.mrb->lkey);
+			if (r != ENOMEM)
+				break;
+			usleep(1000);
+		}
+		if (r || post_send1(p.a, 100 + i, p.bufa, 64, p.mra->lkey)) {
+			failf(name, "post %d failed: %s", i, errname(r ?: errno));
+			goto out;
+		}
+		if (poll1(p.cqa, &wc, 5000) != 1) {
+			failf(name, "no completion for SEND %d", 100 + i);
+			goto out;
+		}
+		if (wc.wr_id != (uint64_t)(100 + i)) {
+			failf(name, "completion wr_id %llu, expected %d",
+			      (unsigned long long)wc.wr_id, 100 + i);
+			goto out;
+		}
+		if (wc.status != IBV_WC_SUCCESS)
+			break;
+	}
+	if (i == p.cqb->cqe + 2) {
+		failf(name, "all %d SENDs completed successfully into a receive CQ of %d",
+		      i, p.cqb->cqe);
+		goto out;
+	}
+	if (!wait_async(IBV_EVENT_CQ_ERR, p.cqb, 5000, seen, sizeof(seen)) ||
+	    !wait_async(IBV_EVENT_QP_FATAL, p.b, 5000, seen, sizeof(seen))) {
+		failf(name, "got events [%s], expected %s on b's CQ, then %s on b",
+		      seen, ibv_event_type_str(IBV_EVENT_CQ_ERR),
+		      ibv_event_type_str(IBV_EVENT_QP_FATAL));
+		goto out;
+	}
+	if (qp_state(p.b) != IBV_QPS_ERR) {
+		failf(name, "b in %s, expected ERR", qps(qp_state(p.b)));
+		goto out;
+	}
+	for (n = 0; (r = poll1(p.cqb, &wc, 300)) == 1; n++) {
+		if (wc.wr_id != (uint64_t)(200 + n) || wc.status != IBV_WC_SUCCESS ||
+		    wc.byte_len != 64) {
+			failf(name, "b's CQ entry %d: wr_id %llu %s len %u, expected wr_id %d success 64",
+			      n, (unsigned long long)wc.wr_id, st(wc.status),
+			      wc.byte_len, 200 + n);
+			goto out;
+		}
+	}
+	if (n != i)
+		failf(name, "b's CQ held %d receives, expected the %d acknowledged SENDs'",
+		      n, i);
+	else
+		pass(name);
+out:
+	pair_down(&p);
+}
+
+/*
  * o10-36.2.3: librxe has no Reregister MR, so ibv_rereg_mr must fail
  * cleanly (never 0), and the region must be exactly as before: its keys
  * unchanged and a WRITE through its R_Key still lands.
@@ -8528,6 +8737,10 @@ int main(int argc, char **argv)
 	t_resp_err_flushes_own_wrs();
 	t_async_srq();
 	t_async_cq_overflow();
+	t_cq_overflow_ends_qp(IBV_QPT_RC, "cq_overflow_ends_qp_rc");
+	t_cq_overflow_ends_qp(IBV_QPT_UC, "cq_overflow_ends_qp_uc");
+	t_cq_overflow_ends_qp(IBV_QPT_UD, "cq_overflow_ends_qp_ud");
+	t_cq_overflow_recv_not_acked();
 	t_rnr();
 	t_sqd_drain("sqd_drained_event", 100);
 	t_sqd_drain("sqd_drained_event_multi_packet", 20000);
