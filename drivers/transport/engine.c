@@ -40,10 +40,11 @@ void sroce_qp_sched_here(struct sroce_qp *qp)
  * A completion its CQ could not take: the CQ's error is an affiliated
  * asynchronous error of the QP too, which stops there (C10-144, C10-150,
  * C10-155); what it had outstanding is flushed, into a CQ that takes it.
+ * A responder error whose completion this was keeps its own event.
  */
 static void sroce_cqe_lost(struct sroce_qp *qp)
 {
-	sroce_qp_fail(qp, IB_EVENT_QP_FATAL);
+	sroce_qp_fail(qp, qp->resp.fail_ev ?: IB_EVENT_QP_FATAL);
 }
 
 /* Completion into the send/receive CQ; the handler is called after the pass. */

@@ -423,6 +423,11 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		case IB_QPS_RTS:
 			if (cur == IB_QPS_SQE) {
 				sroce_qp_sqe_flush(qp);
+				/* its CQ lost a flush completion: the QP ended */
+				if (qp->state == IB_QPS_ERR) {
+					err = -EIO;
+					goto out;
+				}
 				qp->req.halted = false;
 			}
 			qp->req.retry_cnt = qp->retry_cnt;

@@ -1018,6 +1018,74 @@ out:
 	}
 }
 
+/*
+ * A kernel consumer's CQ that overflows (C10-144): a's CQ, never polled,
+ * takes signaled zero-length WRITEs until it is full.  The QP whose
+ * completion was lost goes to Error; the CQ holds its first completions,
+ * in order; once polled empty it takes completions again, so that
+ * ib_drain_qp(), which waits for a flush completion, returns.
+ */
+static void kv_case_cq_overflow_drain(struct kv_ctx *c)
+{
+	const char *name = "cq_overflow_qp_err_drain";
+	struct ib_rdma_wr wr = {
+		.wr = { .opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED },
+	};
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+	struct ib_wc wc;
+	int i, n, posted, tries, err = 0;
+
+	if (kv_pair(c)) {
+		kv_fail(c, name, "setup");
+		return;
+	}
+	for (i = 0; i < c->a.cq->cqe + 2; i++) {
+		wr.wr.wr_id = 100 + i;
+		for (tries = 0; tries < 1000; tries++) {
+			err = kv_post_send(&c->a, &wr.wr);
+			if (err != -ENOMEM)
+				break;
+			usleep_range(500, 1000);	/* the SQ is full */
+		}
+		if (err)
+			break;
+	}
+	posted = i;
+	/* the QP went to Error at the completion its CQ had no room for */
+	for (tries = 0; tries < 500; tries++) {
+		if (ib_query_qp(c->a.qp, &attr, IB_QP_STATE, &init) ||
+		    attr.qp_state == IB_QPS_ERR)
+			break;
+		usleep_range(5000, 10000);
+	}
+	if (attr.qp_state != IB_QPS_ERR) {
+		kv_fail(c, name, "a in state %d after %d WRITEs into a CQ of %d (post: %d), want ERR",
+			attr.qp_state, posted, c->a.cq->cqe, err);
+		return;
+	}
+	for (n = 0; !kv_poll_ms(&c->a, &wc, 200); n++) {
+		if (wc.wr_id != 100 + n || wc.status != IB_WC_SUCCESS) {
+			kv_fail(c, name, "entry %d: wr_id %llu %s, want wr_id %d success",
+				n, wc.wr_id, ib_wc_status_msg(wc.status), 100 + n);
+			return;
+		}
+	}
+	if (n != c->a.cq->cqe) {
+		kv_fail(c, name, "%d completions in a CQ of %d after %d WRITEs",
+			n, c->a.cq->cqe, posted);
+		return;
+	}
+	/* returns only if the drain WRs' flush completions land */
+	ib_drain_qp(c->a.qp);
+	if (ib_poll_cq(c->a.cq, 1, &wc))
+		kv_fail(c, name, "a completion after the drain: wr_id %llu %s",
+			wc.wr_id, ib_wc_status_msg(wc.status));
+	else
+		kv_pass(c, name);
+}
+
 static int kv_buffers(struct kv_ctx *c)
 {
 	int i;
@@ -1112,6 +1180,7 @@ static int __init sroce_kverbs_init(void)
 	kv_case_remote_inv_other_pd(c);
 	kv_case_reg_bad_key(c, mr);
 	kv_case_mcast_block_self(c);
+	kv_case_cq_overflow_drain(c);
 	kv_qp_destroy(&c->a);
 	kv_qp_destroy(&c->b);
 	ib_dereg_mr(mr);
