@@ -194,12 +194,13 @@ static void sroce_wc_to_uwc(struct ib_uverbs_wc *u, const struct ib_wc *wc)
  * Add one completion.  Returns 0, SROCE_CQ_NOTIFY when the consumer's
  * completion handler is due, SROCE_CQ_OVERFLOW when the CQ is full (the
  * completion is lost and the affiliated CQ error is due), or SROCE_CQ_LOST
- * when a user CQ had overflowed before: a CQ in error takes nothing more,
- * so its consumer finds only what was there (10.8.5.2).  A kernel CQ
- * takes completions again once it has room: ib_drain_qp(), which kernel
- * consumers tear down with, waits for a flush completion, and a pooled
- * CQ outlives its consumer.  The caller raises the handler or the error
- * with sroce_cq_raise() once it holds no locks.
+ * when it is lost to a CQ that had overflowed before: a user CQ in error
+ * takes nothing more, so its consumer finds only what was there
+ * (10.8.5.2).  A kernel CQ takes completions again once it has room:
+ * ib_drain_qp(), which kernel consumers tear down with, waits for a
+ * flush completion, and a pooled CQ outlives its consumer.  The caller
+ * raises the handler or the error with sroce_cq_raise() once it holds
+ * no locks.
  */
 int sroce_cq_post(struct sroce_cq *cq, const struct ib_wc *wc, bool solicited)
 {
