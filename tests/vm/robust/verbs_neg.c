@@ -7258,6 +7258,29 @@ out:
 }
 
 /*
+ * The CQ overflow tests' message @i from a: a signaled 8 B UD SEND through
+ * @ah, or an 8 B WRITE into b's buffer.  A full send queue is waited out.
+ */
+static int ovf_post(enum ibv_qp_type type, struct pair *p, struct ibv_ah *ah,
+		    uint64_t id, int i)
+{
+	int r = 0, tries;
+
+	for (tries = 0; tries < 1000; tries++) {
+		r = type == IBV_QPT_UD ?
+		    ud_send1(p->a, id, ah, p->b->qp_num, p->bufa, 8,
+			     p->mra->lkey) :
+		    post_rdma1(p->a, id, IBV_WR_RDMA_WRITE, p->bufa, 8,
+			       p->mra->lkey, p->bufb + 8 * (i % 64),
+			       p->mrb->rkey);
+		if (r != ENOMEM)
+			break;
+		usleep(1000); /* the send queue is full: let it drain */
+	}
+	return r;
+}
+
+/*
  * C10-138, 10.10.2.3: a completion the CQ has no room for is lost and
  * raises IBV_EVENT_CQ_ERR on that CQ.  cq->cqe + 2 signaled WRITEs are
  * completed into the send CQ, which is never polled.  (ib_core caches a
@@ -7269,19 +7292,12 @@ static void t_async_cq_overflow(void)
 	long before = hw_counter("cq_overflow");
 	char seen[256];
 	struct pair p;
-	int i, r = 0, tries;
+	int i, r = 0;
 
 	if (pair_up(name, &p, 7))
 		goto out;
 	for (i = 0; i < p.cqa->cqe + 2; i++) {
-		for (tries = 0; tries < 1000; tries++) {
-			r = post_rdma1(p.a, 100 + i, IBV_WR_RDMA_WRITE, p.bufa, 8,
-				       p.mra->lkey, p.bufb + 8 * (i % 64),
-				       p.mrb->rkey);
-			if (r != ENOMEM)
-				break;
-			usleep(1000); /* the send queue is full: let it drain */
-		}
+		r = ovf_post(IBV_QPT_RC, &p, NULL, 100 + i, i);
 		if (r) {
 			failf(name, "post_send %d: got %s, expected 0", i, errname(r));
 			goto out;
@@ -7312,16 +7328,6 @@ out:
  * CQ holds the first completions, all successful and in order, and takes
  * nothing more once drained, not even the flush of a send posted then.
  */
-static int ovf_post(enum ibv_qp_type type, struct pair *p, struct ibv_ah *ah,
-		    uint64_t id, int i)
-{
-	if (type == IBV_QPT_UD)
-		return ud_send1(p->a, id, ah, p->b->qp_num, p->bufa, 8,
-				p->mra->lkey);
-	return post_rdma1(p->a, id, IBV_WR_RDMA_WRITE, p->bufa, 8, p->mra->lkey,
-			  p->bufb + 8 * (i % 64), p->mrb->rkey);
-}
-
 static void t_cq_overflow_ends_qp(enum ibv_qp_type type, const char *name)
 {
 	long before = hw_counter("cq_overflow"), after;
@@ -7330,7 +7336,7 @@ static void t_cq_overflow_ends_qp(enum ibv_qp_type type, const char *name)
 	struct pair p = {};
 	struct ibv_wc wc;
 	char seen[256];
-	int i, n, r = 0, tries, nsend, posted;
+	int i, n, r = 0, nsend, posted;
 
 	if (!rcq) {
 		failf(name, "setup: create_cq: %s", strerror(errno));
@@ -7352,12 +7358,7 @@ static void t_cq_overflow_ends_qp(enum ibv_qp_type type, const char *name)
 	}
 	nsend = p.cqa->cqe + 2;
 	for (i = 0; i < nsend; i++) {
-		for (tries = 0; tries < 1000; tries++) {
-			r = ovf_post(type, &p, ah, 100 + i, i);
-			if (r != ENOMEM)
-				break;
-			usleep(1000); /* the send queue is full: let it drain */
-		}
+		r = ovf_post(type, &p, ah, 100 + i, i);
 		if (r && qp_state(p.a) == IBV_QPS_ERR)
 			break;	/* ended already: the rest is not needed */
 		if (r) {
@@ -7442,7 +7443,7 @@ static void t_cq_overflow_recv_not_acked(void)
 	struct ibv_wc wc;
 	struct pair p = {};
 	char seen[256];
-	int i, n, r, tries;
+	int i, n, r;
 
 	if (pair_alloc(name, &p))
 		goto out;
@@ -7450,16 +7451,11 @@ static void t_cq_overflow_recv_not_acked(void)
 		failf(name, "setup: connect: %s", strerror(errno));
 		goto out;
 	}
+	/* one receive per SEND, each taken before the next: the RQ never fills */
 	for (i = 0; i < p.cqb->cqe + 2; i++) {
-		for (tries = 0; tries < 1000; tries++) {
-			r = post_recv1(p.b, 200 + i, p.bufb + 64 * (i % 512), 64,
-				       p.mrb->lkey);
-			if (r != ENOMEM)
-				break;
-			usleep(1000);
-		}
-		if (!r)
-			r = post_send1(p.a, 100 + i, p.bufa, 64, p.mra->lkey);
+		r = post_recv1(p.b, 200 + i, p.bufb + 64 * (i % 512), 64,
+			       p.mrb->lkey) ?:
+		    post_send1(p.a, 100 + i, p.bufa, 64, p.mra->lkey);
 		if (r) {
 			failf(name, "post %d failed: %s", i, errname(r));
 			goto out;
