@@ -86,7 +86,8 @@ void sroce_comp_complete(struct sroce_qp *qp)
 	/* after an error completion only the flush may retire (10.10.2) */
 	if (qp->comp.flush_err)
 		return;
-	while (sq->comp != sq->req) {
+	/* nor once the QP failed: the flush waits for CQ room, this would not */
+	while (sq->comp != sq->req && qp->state != IB_QPS_ERR) {
 		struct sroce_swqe *wqe = &sq->kwqe[sq->comp & (sq->slots - 1)];
 
 		if (wqe->state != SROCE_WQE_DONE)
@@ -134,29 +135,35 @@ bool sroce_comp_flush_sq(struct sroce_qp *qp)
 	head = smp_load_acquire(&sq->head);
 	while (sq->comp != head) {
 		struct sroce_swqe *wqe = &sq->kwqe[sq->comp & (sq->slots - 1)];
+		enum ib_wc_status st = IB_WC_WR_FLUSH_ERR;
+		bool post = true;
 
 		if (!n--) {
 			more = true;
 			break;
 		}
-		if (qp->comp.fail_pending) {
+		if (qp->comp.fail_pending)
 			/* the failure sroce_comp_complete() held back */
-			qp->comp.fail_pending = false;
-			sroce_comp_retire(qp, wqe, wqe->status, true);
-		} else if (wqe->state != SROCE_WQE_DONE ||
-			   wqe->status != IB_WC_SUCCESS || qp->comp.flush_err) {
-			sroce_comp_retire(qp, wqe, IB_WC_WR_FLUSH_ERR, true);
-		} else {
-			sroce_comp_retire(qp, wqe, IB_WC_SUCCESS,
-					  sroce_wqe_signaled(qp, wqe));
-			continue;
+			st = wqe->status;
+		else if (wqe->state == SROCE_WQE_DONE &&
+			 wqe->status == IB_WC_SUCCESS && !qp->comp.flush_err)
+			st = IB_WC_SUCCESS;
+		if (st == IB_WC_SUCCESS)
+			post = sroce_wqe_signaled(qp, wqe);
+		/* a kernel CQ with no room: the WQE waits for the next poll */
+		if (post && !sroce_flush_room(qp, false)) {
+			more = false;
+			break;
 		}
+		qp->comp.fail_pending = false;
+		sroce_comp_retire(qp, wqe, st, post);
 		/*
 		 * RC: a READ answered after an older WQE that did not complete
 		 * (sroce_comp_read_later()) is flushed too, not reported done
 		 * after that one's error.  UD and UC keep what they sent.
 		 */
-		qp->comp.flush_err = qp->type == IB_QPT_RC;
+		if (st != IB_WC_SUCCESS)
+			qp->comp.flush_err = qp->type == IB_QPT_RC;
 	}
 	sq->req = sq->comp;
 	return more;

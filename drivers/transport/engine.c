@@ -47,12 +47,42 @@ static void sroce_cqe_lost(struct sroce_qp *qp)
 	sroce_qp_fail(qp, qp->resp.fail_ev ?: IB_EVENT_QP_FATAL);
 }
 
+/*
+ * Room for a flush completion into the send (@rcq false) or receive CQ.
+ * Only a kernel QP in Error waits for it (sroce_cq_reserve): the flush
+ * stops there and goes on from the consumer's poll.  Anything else posts
+ * as it always does, and a full CQ loses the completion.
+ */
+bool sroce_flush_room(struct sroce_qp *qp, bool rcq)
+{
+	struct sroce_cq *cq = rcq ? qp->rcq : qp->scq;
+
+	sroce_assert_engine(qp);
+	if (cq->user || qp->state != IB_QPS_ERR || qp->cq_reserved[rcq])
+		return true;
+	qp->cq_reserved[rcq] = sroce_cq_reserve(cq, &qp->cq_wait[rcq]);
+	if (!qp->cq_reserved[rcq])
+		sroce_qp_count(qp, SROCE_CNT_FLUSH_WAIT);
+	return qp->cq_reserved[rcq];
+}
+
+/* A reserved slot the flush found no WQE for. */
+void sroce_flush_room_unused(struct sroce_qp *qp, bool rcq)
+{
+	sroce_assert_engine(qp);
+	if (qp->cq_reserved[rcq]) {
+		qp->cq_reserved[rcq] = false;
+		sroce_cq_unreserve(rcq ? qp->rcq : qp->scq);
+	}
+}
+
 /* Completion into the send/receive CQ; the handler is called after the pass. */
 void sroce_post_scq(struct sroce_qp *qp, const struct ib_wc *wc)
 {
-	int r = sroce_cq_post(qp->scq, wc, false);
+	int r = sroce_cq_post(qp->scq, wc, false, qp->cq_reserved[0]);
 
 	sroce_assert_engine(qp);
+	qp->cq_reserved[0] = false;
 	if (wc->status != IB_WC_SUCCESS)
 		trace_sroce_cqe_err(qp, wc, true);
 	qp->nt.scq |= r == SROCE_CQ_NOTIFY;
@@ -64,9 +94,10 @@ void sroce_post_scq(struct sroce_qp *qp, const struct ib_wc *wc)
 void sroce_post_rcq(struct sroce_qp *qp, const struct ib_wc *wc,
 		    bool solicited)
 {
-	int r = sroce_cq_post(qp->rcq, wc, solicited);
+	int r = sroce_cq_post(qp->rcq, wc, solicited, qp->cq_reserved[1]);
 
 	sroce_assert_engine(qp);
+	qp->cq_reserved[1] = false;
 	if (wc->status != IB_WC_SUCCESS)
 		trace_sroce_cqe_err(qp, wc, false);
 	qp->nt.rcq |= r == SROCE_CQ_NOTIFY;
@@ -689,6 +720,10 @@ void sroce_qp_engine_init(struct sroce_qp *qp)
 	timer_setup(&qp->retrans_timer, sroce_retrans_timer_fn, 0);
 	timer_setup(&qp->rnr_timer, sroce_rnr_timer_fn, 0);
 	sroce_sq_poll_init(qp);
+	INIT_LIST_HEAD(&qp->cq_wait[0].node);
+	INIT_LIST_HEAD(&qp->cq_wait[1].node);
+	qp->cq_wait[0].qp = qp;
+	qp->cq_wait[1].qp = qp;
 	/* spread QPs over the CPUs; a QP's engine then stays on its CPU */
 	qp->cpu = cpumask_local_spread(atomic_inc_return(&next_cpu) %
 				       num_online_cpus(), NUMA_NO_NODE);
@@ -737,6 +772,9 @@ void sroce_qp_engine_stop(struct sroce_qp *qp)
 	unsigned long flags;
 
 	sroce_sq_poll_stop(qp);	/* it may queue the work */
+	/* so may a poll of a CQ whose room a flush waited for (dying: no more) */
+	sroce_cq_unwait(qp->scq, &qp->cq_wait[0]);
+	sroce_cq_unwait(qp->rcq, &qp->cq_wait[1]);
 	sroce_timer_delete_sync(&qp->retrans_timer);
 	sroce_timer_delete_sync(&qp->rnr_timer);
 	cancel_work_sync(&qp->work);

@@ -121,7 +121,10 @@ bool sroce_qp_flush_rq(struct sroce_qp *qp)
 	int err;
 
 	sroce_assert_engine(qp);
+	/* a kernel CQ with no room: the WQEs wait for the next poll */
 	if (qp->resp.have_rwqe) {
+		if (!sroce_flush_room(qp, true))
+			return false;
 		qp->resp.have_rwqe = false;
 		sroce_flush_rwqe(qp, qp->resp.rwqe.wr_id);
 	}
@@ -130,11 +133,15 @@ bool sroce_qp_flush_rq(struct sroce_qp *qp)
 	while (n--) {
 		unsigned long flags;
 
+		if (!sroce_flush_room(qp, true))
+			return false;
 		spin_lock_irqsave(&qp->rq.lock, flags);
 		err = sroce_rq_take(&qp->rq, qp->user, &rwqe);
 		spin_unlock_irqrestore(&qp->rq.lock, flags);
-		if (err == -ENOENT)
+		if (err == -ENOENT) {
+			sroce_flush_room_unused(qp, true);
 			return false;
+		}
 		sroce_flush_rwqe(qp, rwqe.wr_id);
 	}
 	return true;

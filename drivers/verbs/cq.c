@@ -38,6 +38,7 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		goto err_cnt;
 	spin_lock_init(&cq->lock);
 	mutex_init(&cq->resize_mutex);
+	INIT_LIST_HEAD(&cq->waiters);
 	if (udata) {
 		err = sroce_queue_map(&cq->q, sroce_udata_uctx(udata),
 				      &resp.mi);
@@ -69,6 +70,68 @@ int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 static u32 sroce_cq_cons(struct sroce_cq *cq)
 {
 	return cq->user ? sroce_queue_user_cons(&cq->q) : cq->cons & cq->q.mask;
+}
+
+/* Slots free for a completion that holds no reservation.  cq->lock held. */
+static u32 sroce_cq_room(struct sroce_cq *cq)
+{
+	u32 used = (cq->prod - sroce_cq_cons(cq)) & cq->q.mask;
+
+	lockdep_assert_held(&cq->lock);
+	return cq->q.mask - min(used + cq->reserved, cq->q.mask);
+}
+
+/* Room was made: the QPs whose flushes wait for it go on.  cq->lock held. */
+static void sroce_cq_wake(struct sroce_cq *cq)
+{
+	struct sroce_cq_wait *w, *tmp;
+
+	lockdep_assert_held(&cq->lock);
+	list_for_each_entry_safe(w, tmp, &cq->waiters, node) {
+		list_del_init(&w->node);
+		sroce_qp_sched(w->qp);
+	}
+}
+
+/*
+ * A kernel QP in Error: a slot for its next flush completion, or false
+ * with the QP queued on @w until poll_cq or resize makes room.  A lost
+ * flush would hang ib_drain_qp(), which waits for one, and the consumer
+ * of a CQ that overflowed may drain before it polls.
+ */
+bool sroce_cq_reserve(struct sroce_cq *cq, struct sroce_cq_wait *w)
+{
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	ok = sroce_cq_room(cq) > 0;
+	if (ok)
+		cq->reserved++;
+	else if (list_empty(&w->node))
+		list_add_tail(&w->node, &cq->waiters);
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return ok;
+}
+
+/* A reservation its holder found nothing to post with. */
+void sroce_cq_unreserve(struct sroce_cq *cq)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	cq->reserved--;
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+
+/* A QP going away: no poll may schedule it any more. */
+void sroce_cq_unwait(struct sroce_cq *cq, struct sroce_cq_wait *w)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	list_del_init(&w->node);
+	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
 /* Completions not yet polled (a snapshot: the consumer moves on). */
@@ -135,7 +198,7 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	/* a CQ in error stays so (10.10.1.2); a consumer index that ran past
 	 * what was there is not librxe's, which holds its lock
 	 */
-	if (n + d > (u32)cqe || done > n || cq->overflow) {
+	if (n + d + cq->reserved > (u32)cqe || done > n || cq->overflow) {
 		err = cq->overflow ? -EIO : done > n ? -EAGAIN : -EINVAL;
 		spin_unlock_irqrestore(&cq->lock, flags);
 		goto err_unlock;
@@ -151,6 +214,7 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		cq->q.buf->consumer_index = done;
 	sroce_queue_publish_prod(&cq->q, cq->prod);
 	ibcq->cqe = cq->q.slots - 1;
+	sroce_cq_wake(cq);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	mutex_unlock(&cq->resize_mutex);
 	sroce_queue_free(&oq);
@@ -198,19 +262,21 @@ static void sroce_wc_to_uwc(struct ib_uverbs_wc *u, const struct ib_wc *wc)
  * takes nothing more, so its consumer finds only what was there
  * (10.8.5.2).  A kernel CQ takes completions again once it has room:
  * ib_drain_qp(), which kernel consumers tear down with, waits for a
- * flush completion, and a pooled CQ outlives its consumer.  The caller
- * raises the handler or the error with sroce_cq_raise() once it holds
- * no locks.
+ * flush completion, and a pooled CQ outlives its consumer.  A flush
+ * posts into a slot it @reserved (sroce_cq_reserve).  The caller raises
+ * the handler or the error with sroce_cq_raise() once it holds no locks.
  */
-int sroce_cq_post(struct sroce_cq *cq, const struct ib_wc *wc, bool solicited)
+int sroce_cq_post(struct sroce_cq *cq, const struct ib_wc *wc, bool solicited,
+		  bool reserved)
 {
 	unsigned long flags;
 	bool notify;
 	void *slot;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	if (unlikely((cq->overflow && cq->user) ||
-		     ((cq->prod + 1) & cq->q.mask) == sroce_cq_cons(cq))) {
+	if (reserved) {
+		cq->reserved--;
+	} else if (unlikely((cq->overflow && cq->user) || !sroce_cq_room(cq))) {
 		bool first = !cq->overflow;
 
 		cq->overflow = true;
@@ -264,6 +330,8 @@ int sroce_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 		       sizeof(*wc));
 		cq->cons++;
 	}
+	if (n && unlikely(!list_empty(&cq->waiters)))
+		sroce_cq_wake(cq);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;
 }

@@ -119,6 +119,7 @@ enum sroce_counter {
 	SROCE_CNT_SQ_POLL_BACKOFF,
 	SROCE_CNT_RX_READ_LATER,
 	SROCE_CNT_SQ_POLL_CHAINED,
+	SROCE_CNT_FLUSH_WAIT,
 	SROCE_NUM_COUNTERS,
 };
 
@@ -273,6 +274,15 @@ struct sroce_cq {
 	u8			notify;		/* 0, IB_CQ_NEXT_COMP or IB_CQ_SOLICITED */
 	bool			user;
 	bool			overflow;
+	/* kernel CQs: slots promised to flushes, and QPs waiting for room */
+	u32			reserved;
+	struct list_head	waiters;	/* struct sroce_cq_wait, under lock */
+};
+
+/* A kernel QP in Error whose flush waits for room in a CQ (sroce_cq_reserve) */
+struct sroce_cq_wait {
+	struct list_head	node;
+	struct sroce_qp		*qp;
 };
 
 static inline struct sroce_cq *to_scq(struct ib_cq *cq)
@@ -637,6 +647,9 @@ struct sroce_qp {
 	struct list_head	stall_node;
 	wait_queue_head_t	skb_wait;
 	struct sroce_notify	nt;
+	/* [0] the send CQ, [1] the receive CQ: a flush's slot, or its wait */
+	struct sroce_cq_wait	cq_wait[2];
+	bool			cq_reserved[2];
 	u32			qpn;
 	struct sroce_pd		*pd;
 	struct sroce_pd		*recv_pd;	/* the SRQ's PD when there is one */
@@ -831,6 +844,9 @@ int sroce_queue_map(struct sroce_queue *q, struct ib_ucontext *uctx,
 		    struct sroce_abi_mmap_info *mi);
 void sroce_queue_free(struct sroce_queue *q);
 u32 sroce_queue_user_prod(struct sroce_queue *q);
+u32 sroce_queue_user_cons(struct sroce_queue *q);
+void sroce_queue_publish_prod(struct sroce_queue *q, u32 prod);
+void sroce_queue_publish_cons(struct sroce_queue *q, u32 cons);
 
 /* A user receive ring with nothing past our consumer index. */
 static inline bool sroce_rq_user_empty(struct sroce_rq *rq)
@@ -838,15 +854,16 @@ static inline bool sroce_rq_user_empty(struct sroce_rq *rq)
 	return (READ_ONCE(rq->cons) & rq->q.mask) ==
 	       sroce_queue_user_prod(&rq->q);
 }
-u32 sroce_queue_user_cons(struct sroce_queue *q);
-void sroce_queue_publish_prod(struct sroce_queue *q, u32 prod);
-void sroce_queue_publish_cons(struct sroce_queue *q, u32 cons);
 
 /* sroce_cq_post() results: what the caller must raise after its locks */
 #define SROCE_CQ_NOTIFY		1
 #define SROCE_CQ_OVERFLOW	2
 #define SROCE_CQ_LOST		3
-int sroce_cq_post(struct sroce_cq *cq, const struct ib_wc *wc, bool solicited);
+int sroce_cq_post(struct sroce_cq *cq, const struct ib_wc *wc, bool solicited,
+		  bool reserved);
+bool sroce_cq_reserve(struct sroce_cq *cq, struct sroce_cq_wait *w);
+void sroce_cq_unreserve(struct sroce_cq *cq);
+void sroce_cq_unwait(struct sroce_cq *cq, struct sroce_cq_wait *w);
 u32 sroce_cq_fill(struct sroce_cq *cq);
 void sroce_cq_raise(struct sroce_cq *cq, bool comp, bool err);
 

@@ -1018,19 +1018,37 @@ out:
 	}
 }
 
-/* A flush that lands while ib_drain_qp() polls a's CQ: nothing to check. */
+/* WRs after the one whose completion is lost: before a fails, and after */
+#define KV_OVF_EARLY	8
+#define KV_OVF_LATE	4
+
+/* What a's CQ gave ib_drain_qp()'s direct polling, in order. */
+static struct {
+	struct ib_cqe *cqes;
+	int n, k[256];
+	enum ib_wc_status st[256];
+} kv_ovf;
+
 static void kv_ovf_done(struct ib_cq *cq, struct ib_wc *wc)
 {
+	if (kv_ovf.n < ARRAY_SIZE(kv_ovf.k)) {
+		kv_ovf.k[kv_ovf.n] = wc->wr_cqe - kv_ovf.cqes;
+		kv_ovf.st[kv_ovf.n] = wc->status;
+	}
+	kv_ovf.n++;
 }
 
 /*
  * A kernel consumer's CQ that overflows (C10-144): a's CQ, never polled,
  * takes signaled zero-length WRITEs until it is full.  The QP whose
- * completion was lost goes to Error; the CQ holds its first completions,
- * in order, and (a kernel CQ) may take the flushes of later ones once
- * polled; so ib_drain_qp(), which waits for a flush completion, returns.
- * Every WR carries a wr_cqe: the drain's direct polling calls ->done on
- * whatever it finds.
+ * completion was lost goes to Error.  The consumer then drains before it
+ * polls, as a ULP tearing down does: the flushes of the later WRs, and of
+ * the drain's own, wait for room rather than be lost, so ib_drain_qp()
+ * returns, and its polling finds the first cqe WRs' successes, then every
+ * later WR's completion, each once, in order: all but the one lost.  Those
+ * the responder had acknowledged may report success, the rest (at least
+ * the KV_OVF_LATE posted after the QP failed) are flushed.  Every WR
+ * carries a wr_cqe, as the drain's polling calls ->done on what it finds.
  */
 static void kv_case_cq_overflow_drain(struct kv_ctx *c)
 {
@@ -1041,23 +1059,26 @@ static void kv_case_cq_overflow_drain(struct kv_ctx *c)
 	};
 	struct ib_qp_init_attr init;
 	struct ib_qp_attr attr;
-	struct ib_cqe *cqes;
+	int i, cqe, want, posted, tries, nwr, err = 0;
+	bool flushed, ok;
 	struct ib_wc wc;
-	int i, k, n, last, posted, tries, nwr, err = 0;
 
 	if (kv_pair(c)) {
 		kv_fail(c, name, "setup");
 		return;
 	}
-	nwr = c->a.cq->cqe + 2;
-	cqes = kcalloc(nwr, sizeof(*cqes), GFP_KERNEL);
-	if (!cqes) {
+	cqe = c->a.cq->cqe;
+	/* the WRs after the lost one fit a's send queue while they wait */
+	nwr = cqe + KV_OVF_EARLY + KV_OVF_LATE;
+	memset(&kv_ovf, 0, sizeof(kv_ovf));
+	kv_ovf.cqes = kcalloc(nwr, sizeof(*kv_ovf.cqes), GFP_KERNEL);
+	if (!kv_ovf.cqes || nwr > ARRAY_SIZE(kv_ovf.k)) {
 		kv_fail(c, name, "no memory");
-		return;
+		goto free;
 	}
-	for (i = 0; i < nwr; i++) {
-		cqes[i].done = kv_ovf_done;
-		wr.wr.wr_cqe = &cqes[i];
+	for (i = 0; i < nwr - KV_OVF_LATE; i++) {
+		kv_ovf.cqes[i].done = kv_ovf_done;
+		wr.wr.wr_cqe = &kv_ovf.cqes[i];
 		for (tries = 0; tries < 1000; tries++) {
 			err = kv_post_send(&c->a, &wr.wr);
 			if (err != -ENOMEM)
@@ -1075,41 +1096,59 @@ static void kv_case_cq_overflow_drain(struct kv_ctx *c)
 			break;
 		usleep_range(5000, 10000);
 	}
-	if (attr.qp_state != IB_QPS_ERR) {
-		kv_fail(c, name, "a in state %d after %d WRITEs into a CQ of %d (post: %d), want ERR",
-			attr.qp_state, posted, c->a.cq->cqe, err);
-		goto drain;
+	if (posted != nwr - KV_OVF_LATE || attr.qp_state != IB_QPS_ERR) {
+		kv_fail(c, name, "a in state %d after %d of %d WRITEs into a CQ of %d (post: %d), want ERR",
+			attr.qp_state, posted, nwr - KV_OVF_LATE, cqe, err);
+		goto destroy;
 	}
-	/* the first cqe succeeded; a later WR's flush may land once polled */
-	for (n = 0, last = -1; !kv_poll_ms(&c->a, &wc, 200); last = k) {
-		k = wc.wr_cqe - cqes;
-		if (k <= last || k >= posted ||
-		    wc.status != (k < c->a.cq->cqe ? IB_WC_SUCCESS :
-				  IB_WC_WR_FLUSH_ERR)) {
-			kv_fail(c, name, "entry after WR %d: WR %d %s", last, k,
-				ib_wc_status_msg(wc.status));
-			goto drain;
+	/* posted in Error: these are flushed */
+	for (; i < nwr; i++) {
+		kv_ovf.cqes[i].done = kv_ovf_done;
+		wr.wr.wr_cqe = &kv_ovf.cqes[i];
+		err = kv_post_send(&c->a, &wr.wr);
+		if (err) {
+			kv_fail(c, name, "post in ERR: %d", err);
+			goto destroy;
 		}
-		n += wc.status == IB_WC_SUCCESS;
-	}
-	if (n != c->a.cq->cqe) {
-		kv_fail(c, name, "%d successful completions in a CQ of %d after %d WRITEs",
-			n, c->a.cq->cqe, posted);
-		goto drain;
 	}
 	/* returns only if the drain WRs' flush completions land */
 	ib_drain_qp(c->a.qp);
-	if (ib_poll_cq(c->a.cq, 1, &wc))
+	if (ib_poll_cq(c->a.cq, 1, &wc)) {
 		kv_fail(c, name, "a completion after the drain: %s",
 			ib_wc_status_msg(wc.status));
-	else
-		kv_pass(c, name);
-	kfree(cqes);
-	return;
-drain:
-	/* nothing may point into cqes once they are freed */
+		goto free;
+	}
+	if (kv_ovf.n != nwr - 1) {
+		kv_fail(c, name, "the drain polled %d completions of %d WRITEs into a CQ of %d, want %d",
+			kv_ovf.n, nwr, cqe, nwr - 1);
+		goto free;
+	}
+	for (i = 0, flushed = false; i < kv_ovf.n; i++) {
+		/* WR cqe found the CQ full: its completion is the lost one */
+		want = i < cqe ? i : i + 1;
+		/* a later WR the responder had acknowledged may report success */
+		ok = kv_ovf.st[i] == IB_WC_SUCCESS ?
+		     !flushed && want < nwr - KV_OVF_LATE :
+		     kv_ovf.st[i] == IB_WC_WR_FLUSH_ERR && i >= cqe;
+		if (kv_ovf.k[i] != want || !ok) {
+			kv_fail(c, name, "completion %d: WR %d %s, want WR %d %s",
+				i, kv_ovf.k[i], ib_wc_status_msg(kv_ovf.st[i]),
+				want, i < cqe ? "success" :
+				flushed || want >= nwr - KV_OVF_LATE ? "flushed" :
+				"success or flushed");
+			goto free;
+		}
+		flushed |= kv_ovf.st[i] != IB_WC_SUCCESS;
+	}
+
+	kv_pass(c, name);
+	goto free;
+destroy:
+	/* nothing may point into the cqes once they are freed */
 	kv_qp_destroy(&c->a);
-	kfree(cqes);
+free:
+	kfree(kv_ovf.cqes);
+	kv_ovf.cqes = NULL;
 }
 
 static int kv_buffers(struct kv_ctx *c)
