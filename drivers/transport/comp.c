@@ -80,14 +80,13 @@ void sroce_comp_rd_done(struct sroce_qp *qp, struct sroce_swqe *wqe)
 void sroce_comp_complete(struct sroce_qp *qp)
 {
 	struct sroce_sq *sq = &qp->sq;
-	bool failed = false;
+	bool failed = false, post;
 
 	sroce_assert_engine(qp);
 	/* after an error completion only the flush may retire (10.10.2) */
 	if (qp->comp.flush_err)
 		return;
-	/* nor once the QP failed: the flush waits for CQ room, this would not */
-	while (sq->comp != sq->req && qp->state != IB_QPS_ERR) {
+	while (sq->comp != sq->req) {
 		struct sroce_swqe *wqe = &sq->kwqe[sq->comp & (sq->slots - 1)];
 
 		if (wqe->state != SROCE_WQE_DONE)
@@ -100,8 +99,13 @@ void sroce_comp_complete(struct sroce_qp *qp)
 			qp->comp.fail_pending = true;
 			break;
 		}
-		sroce_comp_retire(qp, wqe, wqe->status, failed ||
-				  sroce_wqe_signaled(qp, wqe));
+		post = failed || sroce_wqe_signaled(qp, wqe);
+		/* a kernel QP that failed meanwhile: room first, as the flush */
+		if (post && !sroce_flush_room(qp, false)) {
+			qp->comp.fail_pending |= failed;
+			break;
+		}
+		sroce_comp_retire(qp, wqe, wqe->status, post);
 		if (failed) {
 			qp->comp.flush_err = qp->type == IB_QPT_RC;
 			break;

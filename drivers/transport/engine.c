@@ -396,8 +396,12 @@ static bool sroce_engine_flush(struct sroce_qp *qp)
 		}
 		mod_timer(&qp->rnr_timer, jiffies + READ_ONCE(qp->rq_watch));
 	}
-	/* an SRQ consumer learns that no more receives will complete here */
-	if (qp->srq && !qp->last_wqe_sent) {
+	/*
+	 * An SRQ consumer learns that no more receives will complete here:
+	 * not before the WQE the responder held (ib_drain_qp() polls once
+	 * more after the event, then frees what its WRs point to).
+	 */
+	if (qp->srq && !qp->last_wqe_sent && !qp->resp.have_rwqe) {
 		qp->last_wqe_sent = true;
 		qp->nt.last_wqe = true;
 	}
@@ -751,6 +755,10 @@ void sroce_qp_reset_engine(struct sroce_qp *qp)
 	sroce_qp_zc_drain(qp);
 	/* atomic: doorbells set bits without the lock */
 	xchg(&qp->events, 0);
+	/* a flush waiting for CQ room: there is none to do any more */
+	WARN_ON_ONCE(qp->cq_reserved[0] || qp->cq_reserved[1]);
+	sroce_cq_unwait(qp->scq, &qp->cq_wait[0]);
+	sroce_cq_unwait(qp->rcq, &qp->cq_wait[1]);
 	/* what a loopback peer queued meanwhile: its KICK went with the bits */
 	sroce_rxq_purge(qp);
 	qp->sq_fetch_owed = false;

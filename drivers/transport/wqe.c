@@ -133,13 +133,19 @@ bool sroce_qp_flush_rq(struct sroce_qp *qp)
 	while (n--) {
 		unsigned long flags;
 
+		/*
+		 * Room only for a WQE that is there: a slot held for nothing
+		 * could overflow the CQ under another QP.  Only we consume.
+		 */
+		if (!qp->user && READ_ONCE(qp->rq.prod) == qp->rq.cons)
+			return false;
 		if (!sroce_flush_room(qp, true))
 			return false;
 		spin_lock_irqsave(&qp->rq.lock, flags);
 		err = sroce_rq_take(&qp->rq, qp->user, &rwqe);
 		spin_unlock_irqrestore(&qp->rq.lock, flags);
 		if (err == -ENOENT) {
-			sroce_flush_room_unused(qp, true);
+			sroce_flush_room_unused(qp, true);	/* none taken */
 			return false;
 		}
 		sroce_flush_rwqe(qp, rwqe.wr_id);

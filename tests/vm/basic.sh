@@ -1122,8 +1122,9 @@ t_qp_counters() {
 }
 
 t_kverbs() {
-	local km mark lines want
+	local km mark lines want fw0
 	ensure_link
+	fw0=$(counter flush_cq_wait)
 	km=${KO:+$(dirname "$KO")/sroce_kverbs.ko}
 	[[ -f $km ]] || km=$REPO/build/modules/$(uname -r)/sroce_kverbs.ko
 	[[ -f $km ]] || fail "test module $km not found (make modules builds it)"
@@ -1139,6 +1140,8 @@ t_kverbs() {
 	[[ $(echo "$lines" | grep -c ': PASS ') == "$want" ]] ||
 		fail "want $want PASS lines"
 	echo "$lines" | grep -q ": $want passed, 0 failed" || fail "no clean tally line"
+	# cq_overflow_qp_err_drain: the flushes waited for room in the full CQ
+	(($(counter flush_cq_wait) > fw0)) || fail "flush_cq_wait did not move from $fw0"
 	assert_dmesg_clean "test kverbs"
 }
 
