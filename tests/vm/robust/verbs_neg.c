@@ -3677,6 +3677,173 @@ out:
 	pair_down(&p);
 }
 
+/* Byte i of message m in round r of wc_buffers_left_alone. */
+static unsigned char wcb_pat(int r, int m, size_t i)
+{
+	return (unsigned char)(r * 37 + m * 11 + i * 7 + (i >> 8));
+}
+
+static void wcb_fill(unsigned char *p, size_t len, int r, int m)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = wcb_pat(r, m, i);
+}
+
+/* The first byte that is not message m's of round r, or -1. */
+static long wcb_bad(const unsigned char *p, size_t len, int r, int m)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != wcb_pat(r, m, i))
+			return (long)i;
+	return -1;
+}
+
+/* The first byte that is not v, or -1. */
+static long wcb_not(const unsigned char *p, size_t len, unsigned char v)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != v)
+			return (long)i;
+	return -1;
+}
+
+/*
+ * C10-107, C10-108: once a completion is retrieved, the CI touches no
+ * buffer of its WR, nor of the unsignaled WRs before it on the same send
+ * queue.  Each round a posts 4 unsignaled SENDs and 4 unsignaled WRITEs,
+ * then a signaled READ, and overwrites every source, and the READ's data
+ * once checked, as soon as it polls the READ's completion.  b must have
+ * received the original bytes: at 4 KiB they go by reference to a's pages
+ * on loopback, so a completion before the peer copied them would show.
+ * 20 ms later the READ's buffer and b's polled receive buffers must still
+ * hold what their owners wrote there after polling, and no completion
+ * may be left over.
+ */
+static void t_wc_buffers_left_alone(void)
+{
+	const char *name = "wc_buffers_left_alone";
+	enum { NM = 4, ROUNDS = 8, SLOT = 4096, WOFF = 16384, ROFF = 32768 };
+	static const uint32_t lens[] = { 256, SLOT };
+	struct ibv_send_wr wr[2 * NM + 1], *bad_wr;
+	struct ibv_sge sge[2 * NM + 1];
+	unsigned char *a, *b;
+	struct ibv_wc wc;
+	struct pair p;
+	int r, m, rc;
+	long bad;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	a = (unsigned char *)p.bufa;
+	b = (unsigned char *)p.bufb;
+	for (r = 0; r < ROUNDS; r++) {
+		uint32_t len = lens[r % 2];
+
+		memset(wr, 0, sizeof(wr));
+		for (m = 0; m < NM; m++) {
+			wcb_fill(a + m * SLOT, len, r, m);
+			wcb_fill(a + WOFF + m * SLOT, len, r, NM + m);
+			memset(b + m * SLOT, 0xbb, len);
+			memset(b + WOFF + m * SLOT, 0xbb, len);
+			rc = post_recv1(p.b, 100 * r + m, b + m * SLOT, len,
+					p.mrb->lkey);
+			if (rc) {
+				failf(name, "round %d: post_recv: %s", r, errname(rc));
+				goto out;
+			}
+			sge[m] = (struct ibv_sge){ (uintptr_t)(a + m * SLOT), len,
+						   p.mra->lkey };
+			wr[m].opcode = IBV_WR_SEND;
+			sge[NM + m] = (struct ibv_sge){
+				(uintptr_t)(a + WOFF + m * SLOT), len, p.mra->lkey };
+			wr[NM + m].opcode = IBV_WR_RDMA_WRITE;
+			wr[NM + m].wr.rdma.remote_addr =
+				(uintptr_t)(b + WOFF + m * SLOT);
+			wr[NM + m].wr.rdma.rkey = p.mrb->rkey;
+		}
+		wcb_fill(b + ROFF, len, r, 2 * NM);
+		memset(a + ROFF, 0xaa, len);
+		sge[2 * NM] = (struct ibv_sge){ (uintptr_t)(a + ROFF), len,
+						p.mra->lkey };
+		wr[2 * NM].opcode = IBV_WR_RDMA_READ;
+		wr[2 * NM].send_flags = IBV_SEND_SIGNALED;
+		wr[2 * NM].wr.rdma.remote_addr = (uintptr_t)(b + ROFF);
+		wr[2 * NM].wr.rdma.rkey = p.mrb->rkey;
+		for (m = 0; m <= 2 * NM; m++) {
+			wr[m].wr_id = 1000 * r + m;
+			wr[m].sg_list = &sge[m];
+			wr[m].num_sge = 1;
+			wr[m].next = m < 2 * NM ? &wr[m + 1] : NULL;
+		}
+		rc = ibv_post_send(p.a, wr, &bad_wr);
+		if (rc) {
+			failf(name, "round %d: post_send: %s", r, errname(rc));
+			goto out;
+		}
+		if (want_wc(name, p.cqa, 1000 * r + 2 * NM, IBV_WC_SUCCESS,
+			    10000))
+			goto out;
+		bad = wcb_bad(a + ROFF, len, r, 2 * NM);
+		if (bad >= 0) {
+			failf(name, "round %d: READ of %u B: byte %ld is 0x%02x, want 0x%02x",
+			      r, len, bad, a[ROFF + bad], wcb_pat(r, 2 * NM, bad));
+			goto out;
+		}
+		/* every buffer of a's WRs is a's again */
+		memset(a, 0xee, ROFF);
+		memset(a + ROFF, 0xdd, len);
+		for (m = 0; m < NM; m++) {
+			if (want_wc(name, p.cqb, 100 * r + m, IBV_WC_SUCCESS,
+				    10000))
+				goto out;
+			bad = wcb_bad(b + m * SLOT, len, r, m);
+			if (bad >= 0) {
+				failf(name, "round %d: SEND %d of %u B: byte %ld is 0x%02x, want 0x%02x (0xee: read after a's completion)",
+				      r, m, len, bad, b[m * SLOT + bad],
+				      wcb_pat(r, m, bad));
+				goto out;
+			}
+			bad = wcb_bad(b + WOFF + m * SLOT, len, r, NM + m);
+			if (bad >= 0) {
+				failf(name, "round %d: WRITE %d of %u B: byte %ld is 0x%02x, want 0x%02x (0xee: read after a's completion)",
+				      r, m, len, bad, b[WOFF + m * SLOT + bad],
+				      wcb_pat(r, NM + m, bad));
+				goto out;
+			}
+			memset(b + m * SLOT, 0xcc, len);
+		}
+		usleep(20000);
+		bad = wcb_not(a + ROFF, len, 0xdd);
+		if (bad >= 0) {
+			failf(name, "round %d: READ buffer byte %ld is 0x%02x after its completion was polled, want 0xdd",
+			      r, bad, a[ROFF + bad]);
+			goto out;
+		}
+		for (m = 0; m < NM; m++) {
+			bad = wcb_not(b + m * SLOT, len, 0xcc);
+			if (bad >= 0) {
+				failf(name, "round %d: receive buffer %d byte %ld is 0x%02x after its completion was polled, want 0xcc",
+				      r, m, bad, b[m * SLOT + bad]);
+				goto out;
+			}
+		}
+		if (ibv_poll_cq(p.cqa, 1, &wc) || ibv_poll_cq(p.cqb, 1, &wc)) {
+			failf(name, "round %d: a completion no WR asked for: wr_id %llu %s",
+			      r, (unsigned long long)wc.wr_id, st(wc.status));
+			goto out;
+		}
+	}
+	pass(name);
+out:
+	pair_down(&p);
+}
+
 /*
  * Collect completions from cq until want arrived (or ms passed), then
  * 300 ms more to catch any surplus. Returns how many arrived (at most max).
@@ -8730,6 +8897,7 @@ int main(int argc, char **argv)
 	t_cq_arm_once();
 	t_ud_immediate_err();
 	t_sq_depth1_repost();
+	t_wc_buffers_left_alone();
 	t_cqe_once_write_imm_bad_rkey();
 	t_cqe_once_err_mid_send();
 	t_user_inline_num_sge();
