@@ -149,9 +149,17 @@ bool sroce_comp_flush_sq(struct sroce_qp *qp)
 		if (qp->comp.fail_pending)
 			/* the failure sroce_comp_complete() held back */
 			st = wqe->status;
-		else if (wqe->state == SROCE_WQE_DONE &&
-			 wqe->status == IB_WC_SUCCESS && !qp->comp.flush_err)
-			st = IB_WC_SUCCESS;
+		else if (wqe->state == SROCE_WQE_DONE && !qp->comp.flush_err &&
+			 (wqe->status == IB_WC_SUCCESS ||
+			  (!qp->user && qp->type == IB_QPT_RC)))
+			/*
+			 * Done before the flush got to it.  A kernel RC WQE's
+			 * error is the transport's, the first one (flush_err),
+			 * when sroce_comp_complete() waited for CQ room; a user
+			 * WQE's may be a malformed slot fetched in Error, which
+			 * is flushed.
+			 */
+			st = wqe->status;
 		if (st == IB_WC_SUCCESS)
 			post = sroce_wqe_signaled(qp, wqe);
 		/* a kernel CQ with no room: the WQE waits for the next poll */

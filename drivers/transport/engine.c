@@ -56,12 +56,14 @@ static void sroce_cqe_lost(struct sroce_qp *qp)
 bool sroce_flush_room(struct sroce_qp *qp, bool rcq)
 {
 	struct sroce_cq *cq = rcq ? qp->rcq : qp->scq;
+	bool queued;
 
 	sroce_assert_engine(qp);
 	if (cq->user || qp->state != IB_QPS_ERR || qp->cq_reserved[rcq])
 		return true;
-	qp->cq_reserved[rcq] = sroce_cq_reserve(cq, &qp->cq_wait[rcq]);
-	if (!qp->cq_reserved[rcq])
+	qp->cq_reserved[rcq] = sroce_cq_reserve(cq, &qp->cq_wait[rcq],
+						&queued);
+	if (queued)
 		sroce_qp_count(qp, SROCE_CNT_FLUSH_WAIT);
 	return qp->cq_reserved[rcq];
 }

@@ -132,13 +132,20 @@ bool sroce_qp_flush_rq(struct sroce_qp *qp)
 		return false;
 	while (n--) {
 		unsigned long flags;
+		bool empty;
 
 		/*
 		 * Room only for a WQE that is there: a slot held for nothing
-		 * could overflow the CQ under another QP.  Only we consume.
+		 * could overflow the CQ under another QP.  Only we consume;
+		 * the lock orders a post's prod++ before its look at the state.
 		 */
-		if (!qp->user && READ_ONCE(qp->rq.prod) == qp->rq.cons)
-			return false;
+		if (!qp->user) {
+			spin_lock_irqsave(&qp->rq.lock, flags);
+			empty = qp->rq.prod == qp->rq.cons;
+			spin_unlock_irqrestore(&qp->rq.lock, flags);
+			if (empty)
+				return false;
+		}
 		if (!sroce_flush_room(qp, true))
 			return false;
 		spin_lock_irqsave(&qp->rq.lock, flags);

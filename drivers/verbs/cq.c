@@ -95,20 +95,23 @@ static void sroce_cq_wake(struct sroce_cq *cq)
 
 /*
  * A kernel QP in Error: a slot for its next flush completion, or false
- * with the QP queued on @w until poll_cq or resize makes room.  A lost
+ * with the QP queued on @w (@queued: by this call) until poll_cq or
+ * resize makes room.  A lost
  * flush would hang ib_drain_qp(), which waits for one, and the consumer
  * of a CQ that overflowed may drain before it polls.
  */
-bool sroce_cq_reserve(struct sroce_cq *cq, struct sroce_cq_wait *w)
+bool sroce_cq_reserve(struct sroce_cq *cq, struct sroce_cq_wait *w,
+		      bool *queued)
 {
 	unsigned long flags;
 	bool ok;
 
 	spin_lock_irqsave(&cq->lock, flags);
 	ok = sroce_cq_room(cq) > 0;
+	*queued = !ok && list_empty(&w->node);
 	if (ok)
 		cq->reserved++;
-	else if (list_empty(&w->node))
+	else if (*queued)
 		list_add_tail(&w->node, &cq->waiters);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return ok;

@@ -861,7 +861,8 @@ static inline bool sroce_rq_user_empty(struct sroce_rq *rq)
 #define SROCE_CQ_LOST		3
 int sroce_cq_post(struct sroce_cq *cq, const struct ib_wc *wc, bool solicited,
 		  bool reserved);
-bool sroce_cq_reserve(struct sroce_cq *cq, struct sroce_cq_wait *w);
+bool sroce_cq_reserve(struct sroce_cq *cq, struct sroce_cq_wait *w,
+		      bool *queued);
 void sroce_cq_unreserve(struct sroce_cq *cq);
 void sroce_cq_unwait(struct sroce_cq *cq, struct sroce_cq_wait *w);
 u32 sroce_cq_fill(struct sroce_cq *cq);

@@ -3717,13 +3717,14 @@ static long wcb_not(const unsigned char *p, size_t len, unsigned char v)
  * C10-107, C10-108: once a completion is retrieved, the CI touches no
  * buffer of its WR, nor of the unsignaled WRs before it on the same send
  * queue.  Each round a posts 4 unsignaled SENDs and 4 unsignaled WRITEs,
- * then a signaled READ, and overwrites every source, and the READ's data
- * once checked, as soon as it polls the READ's completion.  b must have
- * received the original bytes: at 4 KiB they go by reference to a's pages
- * on loopback, so a completion before the peer copied them would show.
- * 20 ms later the READ's buffer and b's polled receive buffers must still
+ * then a signaled WRITE or READ (every other pair of rounds), and
+ * overwrites every source, and a READ's data once checked, as soon as it
+ * polls that completion.  b must have received the original bytes: at
+ * 4 KiB they go by reference to a's pages on loopback (loopback_zcopy_pkts
+ * must move), so a completion before the peer copied them would show.
+ * 20 ms later a READ's buffer and b's polled receive buffers must still
  * hold what their owners wrote there after polling, and no completion
- * may be left over.
+ * may be left over.  Loss, and so late duplicates, are not part of it.
  */
 static void t_wc_buffers_left_alone(void)
 {
@@ -3732,11 +3733,11 @@ static void t_wc_buffers_left_alone(void)
 	static const uint32_t lens[] = { 256, SLOT };
 	struct ibv_send_wr wr[2 * NM + 1], *bad_wr;
 	struct ibv_sge sge[2 * NM + 1];
+	long bad, zc0 = hw_counter("loopback_zcopy_pkts"), zc1;
 	unsigned char *a, *b;
 	struct ibv_wc wc;
 	struct pair p;
-	int r, m, rc;
-	long bad;
+	int r, m, rc, read;
 
 	if (pair_up(name, &p, 7))
 		goto out;
@@ -3745,6 +3746,7 @@ static void t_wc_buffers_left_alone(void)
 	for (r = 0; r < ROUNDS; r++) {
 		uint32_t len = lens[r % 2];
 
+		read = r / 2 % 2;
 		memset(wr, 0, sizeof(wr));
 		for (m = 0; m < NM; m++) {
 			wcb_fill(a + m * SLOT, len, r, m);
@@ -3767,11 +3769,12 @@ static void t_wc_buffers_left_alone(void)
 				(uintptr_t)(b + WOFF + m * SLOT);
 			wr[NM + m].wr.rdma.rkey = p.mrb->rkey;
 		}
-		wcb_fill(b + ROFF, len, r, 2 * NM);
-		memset(a + ROFF, 0xaa, len);
+		/* the last WR reads b's ROFF into a's, or writes a's there */
+		wcb_fill((read ? b : a) + ROFF, len, r, 2 * NM);
+		memset((read ? a : b) + ROFF, read ? 0xaa : 0xbb, len);
 		sge[2 * NM] = (struct ibv_sge){ (uintptr_t)(a + ROFF), len,
 						p.mra->lkey };
-		wr[2 * NM].opcode = IBV_WR_RDMA_READ;
+		wr[2 * NM].opcode = read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
 		wr[2 * NM].send_flags = IBV_SEND_SIGNALED;
 		wr[2 * NM].wr.rdma.remote_addr = (uintptr_t)(b + ROFF);
 		wr[2 * NM].wr.rdma.rkey = p.mrb->rkey;
@@ -3789,7 +3792,7 @@ static void t_wc_buffers_left_alone(void)
 		if (want_wc(name, p.cqa, 1000 * r + 2 * NM, IBV_WC_SUCCESS,
 			    10000))
 			goto out;
-		bad = wcb_bad(a + ROFF, len, r, 2 * NM);
+		bad = read ? wcb_bad(a + ROFF, len, r, 2 * NM) : -1;
 		if (bad >= 0) {
 			failf(name, "round %d: READ of %u B: byte %ld is 0x%02x, want 0x%02x",
 			      r, len, bad, a[ROFF + bad], wcb_pat(r, 2 * NM, bad));
@@ -3797,7 +3800,13 @@ static void t_wc_buffers_left_alone(void)
 		}
 		/* every buffer of a's WRs is a's again */
 		memset(a, 0xee, ROFF);
-		memset(a + ROFF, 0xdd, len);
+		memset(a + ROFF, read ? 0xdd : 0xee, len);
+		bad = read ? -1 : wcb_bad(b + ROFF, len, r, 2 * NM);
+		if (bad >= 0) {
+			failf(name, "round %d: signaled WRITE of %u B: byte %ld is 0x%02x, want 0x%02x (0xee: read after its completion)",
+			      r, len, bad, b[ROFF + bad], wcb_pat(r, 2 * NM, bad));
+			goto out;
+		}
 		for (m = 0; m < NM; m++) {
 			if (want_wc(name, p.cqb, 100 * r + m, IBV_WC_SUCCESS,
 				    10000))
@@ -3819,7 +3828,7 @@ static void t_wc_buffers_left_alone(void)
 			memset(b + m * SLOT, 0xcc, len);
 		}
 		usleep(20000);
-		bad = wcb_not(a + ROFF, len, 0xdd);
+		bad = read ? wcb_not(a + ROFF, len, 0xdd) : -1;
 		if (bad >= 0) {
 			failf(name, "round %d: READ buffer byte %ld is 0x%02x after its completion was polled, want 0xdd",
 			      r, bad, a[ROFF + bad]);
@@ -3833,11 +3842,19 @@ static void t_wc_buffers_left_alone(void)
 				goto out;
 			}
 		}
-		if (ibv_poll_cq(p.cqa, 1, &wc) || ibv_poll_cq(p.cqb, 1, &wc)) {
+		if (ibv_poll_cq(p.cqa, 1, &wc) > 0 ||
+		    ibv_poll_cq(p.cqb, 1, &wc) > 0) {
 			failf(name, "round %d: a completion no WR asked for: wr_id %llu %s",
 			      r, (unsigned long long)wc.wr_id, st(wc.status));
 			goto out;
 		}
+	}
+	/* the 4 KiB rounds' 9 messages each, a packet or more each */
+	zc1 = hw_counter("loopback_zcopy_pkts");
+	if (zc0 < 0 || zc1 - zc0 < ROUNDS / 2 * (2 * NM + 1)) {
+		failf(name, "loopback_zcopy_pkts moved %ld -> %ld: the 4 KiB payloads were not sent by reference",
+		      zc0, zc1);
+		goto out;
 	}
 	pass(name);
 out:
