@@ -96,9 +96,9 @@ static void sroce_cq_wake(struct sroce_cq *cq)
 /*
  * A kernel QP in Error: a slot for its next flush completion, or false
  * with the QP queued on @w (@queued: by this call) until poll_cq or
- * resize makes room.  A lost
- * flush would hang ib_drain_qp(), which waits for one, and the consumer
- * of a CQ that overflowed may drain before it polls.
+ * resize makes room.  A lost flush would hang ib_drain_qp(), which waits
+ * for one, and the consumer of a CQ that overflowed may drain before it
+ * polls.
  */
 bool sroce_cq_reserve(struct sroce_cq *cq, struct sroce_cq_wait *w,
 		      bool *queued)
