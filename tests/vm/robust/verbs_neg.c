@@ -3702,17 +3702,6 @@ static long wcb_bad(const unsigned char *p, size_t len, int r, int m)
 	return -1;
 }
 
-/* The first byte that is not v, or -1. */
-static long wcb_not(const unsigned char *p, size_t len, unsigned char v)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != v)
-			return (long)i;
-	return -1;
-}
-
 /*
  * C10-107, C10-108: once a completion is retrieved, the CI touches no
  * buffer of its WR, nor of the unsignaled WRs before it on the same send
@@ -3828,17 +3817,15 @@ static void t_wc_buffers_left_alone(void)
 			memset(b + m * SLOT, 0xcc, len);
 		}
 		usleep(20000);
-		bad = read ? wcb_not(a + ROFF, len, 0xdd) : -1;
-		if (bad >= 0) {
-			failf(name, "round %d: READ buffer byte %ld is 0x%02x after its completion was polled, want 0xdd",
-			      r, bad, a[ROFF + bad]);
+		if (read && !bytes_are((char *)a + ROFF, len, 0xdd)) {
+			failf(name, "round %d: the READ buffer changed after its completion was polled, want all 0xdd",
+			      r);
 			goto out;
 		}
 		for (m = 0; m < NM; m++) {
-			bad = wcb_not(b + m * SLOT, len, 0xcc);
-			if (bad >= 0) {
-				failf(name, "round %d: receive buffer %d byte %ld is 0x%02x after its completion was polled, want 0xcc",
-				      r, m, bad, b[m * SLOT + bad]);
+			if (!bytes_are((char *)b + m * SLOT, len, 0xcc)) {
+				failf(name, "round %d: receive buffer %d changed after its completion was polled, want all 0xcc",
+				      r, m);
 				goto out;
 			}
 		}
