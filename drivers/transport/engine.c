@@ -68,16 +68,6 @@ bool sroce_flush_room(struct sroce_qp *qp, bool rcq)
 	return qp->cq_reserved[rcq];
 }
 
-/* A reserved slot the flush found no WQE for. */
-void sroce_flush_room_unused(struct sroce_qp *qp, bool rcq)
-{
-	sroce_assert_engine(qp);
-	if (qp->cq_reserved[rcq]) {
-		qp->cq_reserved[rcq] = false;
-		sroce_cq_unreserve(rcq ? qp->rcq : qp->scq);
-	}
-}
-
 /* Completion into the send/receive CQ; the handler is called after the pass. */
 void sroce_post_scq(struct sroce_qp *qp, const struct ib_wc *wc)
 {

@@ -132,29 +132,24 @@ bool sroce_qp_flush_rq(struct sroce_qp *qp)
 		return false;
 	while (n--) {
 		unsigned long flags;
-		bool empty;
 
 		/*
-		 * Room only for a WQE that is there: a slot held for nothing
-		 * could overflow the CQ under another QP.  Only we consume;
-		 * the lock orders a post's prod++ before its look at the state.
+		 * Room only for a WQE that is there (a slot held for nothing
+		 * could overflow the CQ under another QP), so look, reserve
+		 * and take under one hold: the lock orders a post's prod++
+		 * before its look at the state.  A user QP's CQ never
+		 * reserves; its take says whether there was one.
 		 */
-		if (!qp->user) {
-			spin_lock_irqsave(&qp->rq.lock, flags);
-			empty = qp->rq.prod == qp->rq.cons;
-			spin_unlock_irqrestore(&qp->rq.lock, flags);
-			if (empty)
-				return false;
-		}
-		if (!sroce_flush_room(qp, true))
-			return false;
 		spin_lock_irqsave(&qp->rq.lock, flags);
-		err = sroce_rq_take(&qp->rq, qp->user, &rwqe);
+		if (!qp->user && qp->rq.prod == qp->rq.cons)
+			err = -ENOENT;
+		else if (!sroce_flush_room(qp, true))
+			err = -ENOSPC;
+		else
+			err = sroce_rq_take(&qp->rq, qp->user, &rwqe);
 		spin_unlock_irqrestore(&qp->rq.lock, flags);
-		if (err == -ENOENT) {
-			sroce_flush_room_unused(qp, true);	/* none taken */
+		if (err == -ENOENT || err == -ENOSPC)
 			return false;
-		}
 		sroce_flush_rwqe(qp, rwqe.wr_id);
 	}
 	return true;

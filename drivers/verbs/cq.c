@@ -117,17 +117,6 @@ bool sroce_cq_reserve(struct sroce_cq *cq, struct sroce_cq_wait *w,
 	return ok;
 }
 
-/* A reservation its holder found nothing to post with: room for others. */
-void sroce_cq_unreserve(struct sroce_cq *cq)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&cq->lock, flags);
-	cq->reserved--;
-	sroce_cq_wake(cq);
-	spin_unlock_irqrestore(&cq->lock, flags);
-}
-
 /* A QP going away: no poll may schedule it any more. */
 void sroce_cq_unwait(struct sroce_cq *cq, struct sroce_cq_wait *w)
 {

@@ -863,7 +863,6 @@ int sroce_cq_post(struct sroce_cq *cq, const struct ib_wc *wc, bool solicited,
 		  bool reserved);
 bool sroce_cq_reserve(struct sroce_cq *cq, struct sroce_cq_wait *w,
 		      bool *queued);
-void sroce_cq_unreserve(struct sroce_cq *cq);
 void sroce_cq_unwait(struct sroce_cq *cq, struct sroce_cq_wait *w);
 u32 sroce_cq_fill(struct sroce_cq *cq);
 void sroce_cq_raise(struct sroce_cq *cq, bool comp, bool err);

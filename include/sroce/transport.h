@@ -105,7 +105,6 @@ bool sroce_qp_flush_rq(struct sroce_qp *qp);
 
 /* completions, with the consumer callbacks deferred (engine.c) */
 bool sroce_flush_room(struct sroce_qp *qp, bool rcq);
-void sroce_flush_room_unused(struct sroce_qp *qp, bool rcq);
 void sroce_post_scq(struct sroce_qp *qp, const struct ib_wc *wc);
 void sroce_post_rcq(struct sroce_qp *qp, const struct ib_wc *wc,
 		    bool solicited);

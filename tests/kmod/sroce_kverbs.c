@@ -1038,6 +1038,23 @@ static void kv_ovf_done(struct ib_cq *cq, struct ib_wc *wc)
 	kv_ovf.n++;
 }
 
+/* a's WR @i; @wait: a full send queue is waited out, not an error */
+static int kv_ovf_post(struct kv_ctx *c, struct ib_rdma_wr *wr, int i,
+		       bool wait)
+{
+	int tries, err;
+
+	kv_ovf.cqes[i].done = kv_ovf_done;
+	wr->wr.wr_cqe = &kv_ovf.cqes[i];
+	for (tries = 0; tries < 1000; tries++) {
+		err = kv_post_send(&c->a, &wr->wr);
+		if (err != -ENOMEM || !wait)
+			break;
+		usleep_range(500, 1000);
+	}
+	return err;
+}
+
 /*
  * A kernel consumer's CQ that overflows (C10-144): a's CQ, never polled,
  * takes signaled zero-length WRITEs until it is full.  The QP whose
@@ -1072,19 +1089,17 @@ static void kv_case_cq_overflow_drain(struct kv_ctx *c)
 	nwr = cqe + KV_OVF_EARLY + KV_OVF_LATE;
 	memset(&kv_ovf, 0, sizeof(kv_ovf));
 	kv_ovf.cqes = kcalloc(nwr, sizeof(*kv_ovf.cqes), GFP_KERNEL);
-	if (!kv_ovf.cqes || nwr > ARRAY_SIZE(kv_ovf.k)) {
+	if (!kv_ovf.cqes) {
 		kv_fail(c, name, "no memory");
 		goto free;
 	}
+	if (nwr > ARRAY_SIZE(kv_ovf.k)) {
+		kv_fail(c, name, "%d WRs, more than the %zu the log holds",
+			nwr, ARRAY_SIZE(kv_ovf.k));
+		goto free;
+	}
 	for (i = 0; i < nwr - KV_OVF_LATE; i++) {
-		kv_ovf.cqes[i].done = kv_ovf_done;
-		wr.wr.wr_cqe = &kv_ovf.cqes[i];
-		for (tries = 0; tries < 1000; tries++) {
-			err = kv_post_send(&c->a, &wr.wr);
-			if (err != -ENOMEM)
-				break;
-			usleep_range(500, 1000);	/* the SQ is full */
-		}
+		err = kv_ovf_post(c, &wr, i, true);
 		if (err)
 			break;
 	}
@@ -1103,9 +1118,7 @@ static void kv_case_cq_overflow_drain(struct kv_ctx *c)
 	}
 	/* posted in Error: these are flushed */
 	for (; i < nwr; i++) {
-		kv_ovf.cqes[i].done = kv_ovf_done;
-		wr.wr.wr_cqe = &kv_ovf.cqes[i];
-		err = kv_post_send(&c->a, &wr.wr);
+		err = kv_ovf_post(c, &wr, i, false);
 		if (err) {
 			kv_fail(c, name, "post in ERR: %d", err);
 			goto destroy;
