@@ -6023,6 +6023,18 @@ static void mw_down(struct pair *p, struct ibv_mr *mr, struct ibv_mw *mw)
 	pair_down(p);
 }
 
+/* mw_down() of a pair with a second region of a's, @smr, to deregister */
+static void mw_down_big(struct pair *p, struct ibv_mr *mr, struct ibv_mw *mw,
+			struct ibv_mr *smr)
+{
+	if (p->a)
+		ibv_destroy_qp(p->a);
+	p->a = NULL;
+	if (smr)
+		ibv_dereg_mr(smr);
+	mw_down(p, mr, mw);
+}
+
 /* query_device advertises memory windows, type 1 and 2B, not 2A (o10-37.2.31). */
 static void t_mw_advertised(void)
 {
@@ -6752,6 +6764,154 @@ static void t_mw_dealloc_bound(enum ibv_mw_type type, const char *name)
 		pass(name);
 out:
 	mw_down(&p, mr, mw);
+}
+
+/*
+ * C10-59, C10-67, C10-69: b takes away the R_Key of a 64 MiB WRITE from a
+ * while the WRITE is landing: it deregisters the region, deallocates the
+ * window or rebinds it (type 1, to the region's first page; done when its
+ * completion is polled).  If the message's last byte was not yet there
+ * when that returned, the WRITE must fail REM_ACCESS_ERR, and no byte of
+ * the region may change any more (b overwrites it with 0xcc, then looks
+ * after a's completion and 20 ms more).  A WRITE that finished first
+ * proves nothing: then another try, three in all.
+ */
+#define UT_LEN (64u << 20)
+
+enum ut_kind { UT_DEREG_MR, UT_DEALLOC_MW1, UT_DEALLOC_MW2, UT_REBIND_MW1 };
+
+static void t_access_taken_midway(enum ut_kind kind, const char *name)
+{
+	char *src = aligned_alloc(4096, UT_LEN), *dst = aligned_alloc(4096, UT_LEN);
+	volatile unsigned char *vdst = (volatile unsigned char *)dst;
+	struct ibv_mr *smr, *dmr;
+	struct ibv_mw *mw;
+	struct timespec t0, t;
+	struct ibv_wc wc;
+	unsigned char last;
+	struct pair p;
+	size_t landed;
+	uint32_t rkey;
+	int try, r;
+
+	if (!src || !dst) {
+		failf(name, "setup: no memory for 2 x %u bytes", UT_LEN);
+		goto out_mem;
+	}
+	for (try = 0; try < 3; try++) {
+		smr = dmr = NULL;
+		mw = NULL;
+		if (pair_up(name, &p, 7))
+			goto out;
+		memset(src, 0x5a, UT_LEN);
+		memset(dst, 0xbb, UT_LEN);
+		smr = ibv_reg_mr(p.pd, src, UT_LEN, IBV_ACCESS_LOCAL_WRITE);
+		dmr = ibv_reg_mr(p.pd, dst, UT_LEN, MW_ACC_MR);
+		if (!smr || !dmr) {
+			failf(name, "setup: reg_mr of %u bytes: %s", UT_LEN,
+			      strerror(errno));
+			goto out;
+		}
+		rkey = dmr->rkey;
+		if (kind != UT_DEREG_MR) {
+			mw = ibv_alloc_mw(p.pd, kind == UT_DEALLOC_MW2 ?
+					  IBV_MW_TYPE_2 : IBV_MW_TYPE_1);
+			if (!mw) {
+				failf(name, "setup: alloc_mw: %s", strerror(errno));
+				goto out;
+			}
+			if (kind == UT_DEALLOC_MW2 ?
+			    mw_bind2(name, &p, mw, dmr, dst, UT_LEN,
+				     IBV_ACCESS_REMOTE_WRITE, 1, IBV_WC_SUCCESS,
+				     &rkey) :
+			    mw_bind1(name, &p, mw, dmr, dst, UT_LEN,
+				     IBV_ACCESS_REMOTE_WRITE, 1, IBV_WC_SUCCESS))
+				goto out;
+			if (kind != UT_DEALLOC_MW2)
+				rkey = mw->rkey;
+		}
+		r = rdma1(p.a, IBV_WR_RDMA_WRITE, 2, src, UT_LEN, smr->lkey,
+			  dst, rkey);
+		if (r) {
+			failf(name, "post_send of the WRITE: %s", errname(r));
+			goto out;
+		}
+		/* under way: its first MiB is there */
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (vdst[(1u << 20) - 1] != 0x5a) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if (t.tv_sec - t0.tv_sec > 10) {
+				failf(name, "the WRITE's first MiB did not land in 10 s");
+				goto out;
+			}
+			usleep(50);
+		}
+		switch (kind) {
+		case UT_DEREG_MR:
+			r = ibv_dereg_mr(dmr);
+			dmr = NULL;
+			break;
+		case UT_DEALLOC_MW1:
+		case UT_DEALLOC_MW2:
+			r = ibv_dealloc_mw(mw);
+			mw = NULL;
+			break;
+		case UT_REBIND_MW1:
+			r = mw_bind1(name, &p, mw, dmr, dst, 4096,
+				     IBV_ACCESS_REMOTE_WRITE, 3, IBV_WC_SUCCESS);
+			if (r)
+				goto out;
+			break;
+		}
+		last = vdst[UT_LEN - 1];
+		for (landed = 0; landed < UT_LEN && vdst[landed] == 0x5a;
+		     landed += 4096)
+			;
+		if (r) {
+			failf(name, "taking the R_Key away midway: got %s, expected 0",
+			      errname(r));
+			goto out;
+		}
+		memset(dst, 0xcc, UT_LEN);
+		if (poll1(p.cqa, &wc, 20000) != 1) {
+			failf(name, "no completion of the WRITE within 20 s");
+			goto out;
+		}
+		if (last == 0x5a && wc.status == IBV_WC_SUCCESS) {
+			printf("# %s: try %d: the WRITE had landed whole, again\n",
+			       name, try + 1);
+			mw_down_big(&p, dmr, mw, smr);
+			continue;
+		}
+		if (wc.wr_id != 2 || wc.status != IBV_WC_REM_ACCESS_ERR) {
+			failf(name, "WRITE: got wr_id %llu %s, expected 2 %s (its last byte %s when the R_Key went)",
+			      (unsigned long long)wc.wr_id, st(wc.status),
+			      st(IBV_WC_REM_ACCESS_ERR),
+			      last == 0x5a ? "landed" : "had not landed");
+			goto out;
+		}
+		usleep(20000);
+		if (!bytes_are(dst, UT_LEN, 0xcc)) {
+			size_t i = 0;
+
+			while (i < UT_LEN && (unsigned char)dst[i] == 0xcc)
+				i++;
+			failf(name, "byte %zu of the region changed after its R_Key went",
+			      i);
+			goto out;
+		}
+		printf("# %s: the R_Key went with %zu of %u KiB landed\n",
+		       name, landed >> 10, UT_LEN >> 10);
+		pass(name);
+		goto out;
+	}
+	failf(name, "the WRITE landed whole before the R_Key went, 3 times: never caught midway");
+	goto out_mem;
+out:
+	mw_down_big(&p, dmr, mw, smr);
+out_mem:
+	free(src);
+	free(dst);
 }
 
 /*
@@ -8402,6 +8562,10 @@ static void t_mw(void)
 	t_mw_type1_zero_len();
 	t_mw_dealloc_bound(IBV_MW_TYPE_1, "mw_type1_dealloc_bound_then_access");
 	t_mw_dealloc_bound(IBV_MW_TYPE_2, "mw_type2_dealloc_bound_then_access");
+	t_access_taken_midway(UT_DEREG_MR, "dereg_mr_midway_write_fails");
+	t_access_taken_midway(UT_DEALLOC_MW1, "mw_type1_dealloc_midway_write_fails");
+	t_access_taken_midway(UT_DEALLOC_MW2, "mw_type2_dealloc_midway_write_fails");
+	t_access_taken_midway(UT_REBIND_MW1, "mw_type1_rebind_midway_write_fails");
 	t_mw_two_windows();
 	t_mw_type1_other_pd();
 	t_mw_type2_other_qp();
