@@ -75,6 +75,21 @@
 #                NAK), the receive WQE it took completes once, for the
 #                SEND_ONLY, with its 16 bytes; out_of_seq_request counts
 #                the gap and the QP stays in RTS (C10-149, Table 86).
+#   late_dup_after_poll  qp_helper hold -m heap -r 4096 -R 2 -W: B READs
+#                4 KiB from A and polls it, A posts two receive WQEs.
+#                pktgen.py late_dups sends A a SEND_ONLY of 0x11 from B;
+#                once its completion was polled, the same SEND again with
+#                0x22 (a duplicate), and 8 forged READ responses of 0xEE to
+#                B for the PSNs of its completed READ. No byte of the
+#                polled buffers changes, the second receive WQE is neither
+#                completed nor written, duplicate_request and
+#                out_of_seq_response count them, both QPs stay in RTS
+#                (C10-107).
+#   late_dup_after_poll_uc  the same on a UC pair (hold -u -R 2 -W): a
+#                SEND_FIRST and SEND_LAST of 0x11 complete receive WQE 100;
+#                once it was polled, that LAST again and a SEND_MIDDLE at
+#                its PSN, of 0x22: both dropped (out_of_seq_request), the
+#                polled buffer unchanged, WQE 101 untouched, QP in RTS.
 #   big_read     a 2 GiB RDMA READ request (pktgen.py, from the QP's peer)
 #                against a 2 GiB REMOTE_READ-only MR (qp_helper hold: zero
 #                pages if the kernel pinned them as they are -- neither
@@ -794,6 +809,82 @@ t_uc_seq_gap() {
 	assert_dmesg_clean "test uc_seq_gap"
 }
 
+helper_watched() { grep -q '^WATCH done' "$1"; }
+t_late_dup_after_poll() {
+	local gidx qpn peer epsn opsn olen mtu f=/tmp/robust/latedup.helper stats cqes w d
+	ensure_link
+	gidx=$(roce_v2_gid_index)
+	mkdir -p /tmp/robust
+	start_helper "$f" 60 -d "$DEV" -g "$gidx" hold -s 65536 -m heap -r 4096 -R 2 -W
+	qpn=$(kv qpn "$QPH_READY") peer=$(kv peer_qpn "$QPH_READY")
+	epsn=$(kv epsn "$QPH_READY") mtu=$(kv mtu "$QPH_READY")
+	opsn=$(kv old_psn "$QPH_READY") olen=$(kv old_len "$QPH_READY")
+	python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" late_dups --phase send \
+		--qpn "$qpn" --peer-qpn "$peer" --psn "$epsn" --mtu "$mtu" --settle 5 ||
+		fail "pktgen late_dups --phase send failed"
+	wait_for 20 cqes_at_least "$f" 1 || { cat "$f"; fail "no receive completion for the SEND within 20 s"; }
+	# its completion is polled: now the late copies
+	stats=$(python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" late_dups --phase dup \
+		--qpn "$qpn" --peer-qpn "$peer" --psn "$epsn" --dup-psn "$opsn" \
+		--len "$olen" --mtu "$mtu" --settle 5) ||
+		fail "pktgen late_dups --phase dup failed"
+	echo "$stats"
+	sleep 1
+	qp_list | awk -v a="$qpn" -v b="$peer" '$1 == a || $1 == b { n += $2 == "RTS" } END { exit n != 2 }' ||
+		{ qp_list; fail "QPs $qpn and $peer are not both in RTS after the late copies"; }
+	kill -TERM "$QPH_PID"
+	wait_for 10 helper_watched "$f" || { cat "$f"; fail "qp_helper gave no WATCH report within 10 s of SIGTERM"; }
+	grep -E '^(CQE|WATCH) ' "$f"
+	cqes=$(grep '^CQE ' "$f")
+	# enum ibv_wc_status: 0 SUCCESS
+	[[ $(wc -l <<<"$cqes") == 1 && $cqes == *" wr_id=100 status=0 byte_len=16 head=11" ]] ||
+		fail "expected one receive completion, wr_id 100 with the first SEND's 16 bytes of 0x11"
+	for w in "lbuf unchanged" "wr_id=100 unchanged" "wr_id=101 untouched"; do
+		grep -qx "WATCH $w" "$f" || fail "want 'WATCH $w': $(grep "^WATCH ${w%% *} " "$f")"
+	done
+	d=$(kv d_duplicate_request "$(grep '^STATS ' <<<"$stats")")
+	((${d:-0} >= 1)) || fail "duplicate_request moved by ${d:-nothing}, expected the SEND's copy"
+	d=$(kv d_out_of_seq_response "$(grep '^STATS ' <<<"$stats")")
+	((${d:-0} >= 2 * ((olen + mtu - 1) / mtu))) ||
+		fail "out_of_seq_response moved by ${d:-nothing}, expected the $((2 * ((olen + mtu - 1) / mtu))) forged READ responses"
+	kill_within 10 qp_helper "$QPH_PID" || fail "qp_helper did not exit"
+	assert_dmesg_clean "test late_dup_after_poll"
+}
+
+t_late_dup_after_poll_uc() {
+	local gidx qpn peer epsn mtu f=/tmp/robust/latedupuc.helper stats cqes w d
+	ensure_link
+	gidx=$(roce_v2_gid_index)
+	mkdir -p /tmp/robust
+	start_helper "$f" 60 -d "$DEV" -g "$gidx" hold -s 65536 -m heap -u -R 2 -W
+	qpn=$(kv qpn "$QPH_READY") peer=$(kv peer_qpn "$QPH_READY")
+	epsn=$(kv epsn "$QPH_READY") mtu=$(kv mtu "$QPH_READY")
+	python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" late_dups --uc --phase send \
+		--qpn "$qpn" --peer-qpn "$peer" --psn "$epsn" --mtu "$mtu" --settle 5 ||
+		fail "pktgen late_dups --uc --phase send failed"
+	wait_for 20 cqes_at_least "$f" 1 || { cat "$f"; fail "no receive completion for the SEND within 20 s"; }
+	stats=$(python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" late_dups --uc --phase dup \
+		--qpn "$qpn" --peer-qpn "$peer" --psn "$epsn" --mtu "$mtu" --settle 5) ||
+		fail "pktgen late_dups --uc --phase dup failed"
+	echo "$stats"
+	sleep 1
+	qp_list | awk -v q="$qpn" '$1 == q { s = $2 } END { exit s != "RTS" }' ||
+		{ qp_list; fail "UC QP $qpn is not in RTS after the late packets"; }
+	kill -TERM "$QPH_PID"
+	wait_for 10 helper_watched "$f" || { cat "$f"; fail "qp_helper gave no WATCH report within 10 s of SIGTERM"; }
+	grep -E '^(CQE|WATCH) ' "$f"
+	cqes=$(grep '^CQE ' "$f")
+	[[ $(wc -l <<<"$cqes") == 1 && $cqes == *" wr_id=100 status=0 byte_len=$((mtu + 16)) head=11" ]] ||
+		fail "expected one receive completion, wr_id 100 with the $((mtu + 16)) bytes of 0x11"
+	for w in "wr_id=100 unchanged" "wr_id=101 untouched"; do
+		grep -qx "WATCH $w" "$f" || fail "want 'WATCH $w': $(grep "^WATCH ${w%% *} " "$f")"
+	done
+	d=$(kv d_out_of_seq_request "$(grep '^STATS ' <<<"$stats")")
+	((${d:-0} >= 1)) || fail "out_of_seq_request moved by ${d:-nothing}, expected the late packets"
+	kill_within 10 qp_helper "$QPH_PID" || fail "qp_helper did not exit"
+	assert_dmesg_clean "test late_dup_after_poll_uc"
+}
+
 # Duplicates of an old 1 MiB READ at a high rate for 20 s while a
 # pingpong runs on other QPs.
 t_dup_read_storm_bounded() {
@@ -969,6 +1060,8 @@ robust_test destroy_under_load 300 t_destroy_under_load
 robust_test dup_read_storm_bounded 180 t_dup_read_storm_bounded
 robust_test seq_err_mid_send 120 t_seq_err_mid_send
 robust_test uc_seq_gap 120 t_uc_seq_gap
+robust_test late_dup_after_poll 120 t_late_dup_after_poll
+robust_test late_dup_after_poll_uc 120 t_late_dup_after_poll_uc
 # big_read under kernel.softlockup_panic=1 (see the header): the FAIL line
 # stays in results.txt only if the guest dies during the test.
 if want big_read; then

@@ -4,7 +4,7 @@
  * pair on one device and exposes it to tests/vm/robust/pktgen.py, which
  * then injects requests at it.
  *
- *   qp_helper [-d DEV] [-g GID_INDEX] hold [-s BYTES] [-m MODE] [-r BYTES] [-R N] [-u]
+ *   qp_helper [-d DEV] [-g GID_INDEX] hold [-s BYTES] [-m MODE] [-r BYTES] [-R N] [-u] [-W]
  *       QP pair A (target) <-> B, and an MR of -s BYTES (default 1 MiB)
  *       with IBV_ACCESS_REMOTE_READ only, in A's PD. MODE picks its memory:
  *         heap   malloc + memset (real memory)
@@ -31,7 +31,13 @@
  *         CQE qpn=A wr_id=.. status=<enum ibv_wc_status> byte_len=.. head=..
  *       (head: the receive buffer's first byte, hex, 00 unless the
  *       completion succeeded with data) until killed.  With -u the pair is
- *       UC (remote write only; not with -r).
+ *       UC (remote write only; not with -r).  With -W (watch), SIGTERM
+ *       ends it: for the old READ's buffer and each receive buffer whose
+ *       completion was printed, it prints whether a byte changed since the
+ *       completion was polled, and for each receive WQE never completed
+ *       whether its buffer is still all zero:
+ *         WATCH lbuf|wr_id=N unchanged|untouched|changed at byte K
+ *       then "WATCH done", and exits 0.
  *
  *   qp_helper [-d DEV] [-g GID_INDEX] churn [-n ROUNDS] [-t LIVE_MS]
  *       Per round: "CREATE round=i", 200 ms pause, then a 64 KiB MR
@@ -51,6 +57,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +254,70 @@ static int zero_is_cheap(void)
 	return cheap;
 }
 
+/*
+ * hold -W: C10-107, a buffer is not touched once its completion was
+ * polled.  Each watched buffer keeps a copy of what it held then.
+ */
+struct watch {
+	const unsigned char *buf;
+	unsigned char *copy;	/* NULL: never completed, must stay zero */
+	size_t len;
+	char what[24];
+};
+static struct watch watches[64];
+static int nwatch, watching;
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static struct watch *watch_add(const void *buf, size_t len, const char *what)
+{
+	struct watch *w = &watches[nwatch];
+
+	if (nwatch == (int)(sizeof(watches) / sizeof(watches[0])))
+		die("watch", ENOSPC);
+	nwatch++;
+	w->buf = buf;
+	w->len = len;
+	snprintf(w->what, sizeof(w->what), "%s", what);
+	return w;
+}
+
+/* Its completion was polled: what it holds now must stay. */
+static void watch_polled(struct watch *w)
+{
+	w->copy = malloc(w->len);
+	if (!w->copy)
+		die("malloc", ENOMEM);
+	memcpy(w->copy, w->buf, w->len);
+}
+
+static void watch_report(void)
+{
+	int i;
+
+	for (i = 0; i < nwatch; i++) {
+		const struct watch *w = &watches[i];
+		size_t k;
+
+		for (k = 0; k < w->len; k++)
+			if (w->buf[k] != (w->copy ? w->copy[k] : 0))
+				break;
+		if (k < w->len)
+			printf("WATCH %s changed at byte %zu\n", w->what, k);
+		else
+			printf("WATCH %s %s\n", w->what,
+			       w->copy ? "unchanged" : "untouched");
+	}
+	printf("WATCH done\n");
+	fflush(stdout);
+	exit(0);
+}
+
 /* N receive WQEs on qp (wr_id 100..), two MTUs each. */
 /* post_recvs' buffer: receive wr_id 100 + i at rbuf + i * rlen */
 static unsigned char *rbuf;
@@ -262,6 +333,7 @@ static void post_recvs(struct ibv_qp *qp, int n)
 
 	if (!rbuf)
 		die("aligned_alloc", ENOMEM);
+	memset(rbuf, 0, n * len);
 	rmr = ibv_reg_mr(pd, rbuf, n * len, IBV_ACCESS_LOCAL_WRITE);
 	if (!rmr)
 		die("ibv_reg_mr (receive)", errno);
@@ -273,6 +345,12 @@ static void post_recvs(struct ibv_qp *qp, int n)
 		rc = ibv_post_recv(qp, &wr, &bad);
 		if (rc)
 			die("ibv_post_recv", rc);
+		if (watching) {
+			char what[24];
+
+			snprintf(what, sizeof(what), "wr_id=%d", 100 + i);
+			watch_add(rbuf + i * len, len, what);
+		}
 	}
 }
 
@@ -280,8 +358,9 @@ static void post_recvs(struct ibv_qp *qp, int n)
 static void print_cqes(struct ibv_qp *qp)
 {
 	struct ibv_wc wc;
+	int i;
 
-	for (;;) {
+	while (!stop) {
 		while (ibv_poll_cq(cq, 1, &wc) == 1) {
 			if (wc.qp_num != qp->qp_num)
 				continue;
@@ -290,9 +369,13 @@ static void print_cqes(struct ibv_qp *qp)
 			       wc.status == IBV_WC_SUCCESS && wc.byte_len ?
 			       rbuf[(wc.wr_id - 100) * rlen] : 0);
 			fflush(stdout);
+			for (i = 0; i < nwatch; i++)
+				if (watches[i].buf == rbuf + (wc.wr_id - 100) * rlen)
+					watch_polled(&watches[i]);
 		}
 		sleep_ms(10);
 	}
+	watch_report();
 }
 
 static int cmd_hold(int argc, char **argv)
@@ -307,8 +390,9 @@ static int cmd_hold(int argc, char **argv)
 	char *buf, *lbuf = NULL;
 	int o, nrecv = 0;
 
-	while ((o = getopt(argc, argv, "s:m:r:R:u")) != -1) {
+	while ((o = getopt(argc, argv, "s:m:r:R:uW")) != -1) {
 		switch (o) {
+		case 'W': watching = 1; break;
 		case 'R': nrecv = atoi(optarg); break;
 		case 'u': qp_type = IBV_QPT_UC; break;
 		case 's': size = strtoull(optarg, NULL, 0); break;
@@ -399,6 +483,8 @@ static int cmd_hold(int argc, char **argv)
 			printf("FAIL old READ of %zu bytes: data mismatch\n", old_len);
 			return 1;
 		}
+		if (watching)
+			watch_polled(watch_add(lbuf, old_len, "lbuf"));
 		epsn = (psn0 + (old_len + mtu_bytes - 1) / mtu_bytes) & 0xffffff;
 		printf("old READ of %zu bytes completed (PSN %#x..%#x)\n",
 		       old_len, psn0, (epsn - 1) & 0xffffff);
@@ -412,10 +498,13 @@ static int cmd_hold(int argc, char **argv)
 	       (uint64_t)(uintptr_t)buf, size, mtu_bytes, mode, t1 - t0,
 	       mem0 - mem1);
 	fflush(stdout);
+	if (watching)
+		signal(SIGTERM, on_term);
 	if (nrecv > 0)
 		print_cqes(a);
-	for (;;)
+	while (!stop)
 		pause();
+	watch_report();
 	return 0;
 }
 
