@@ -454,6 +454,199 @@ static void kv_case_local_inv(struct kv_ctx *c, struct ib_mr *mr)
 	kv_pass(c, name);
 }
 
+#define KV_MID_PAGES	512	/* SROCE_MAX_FAST_REG_PAGES: the longest page list */
+#define KV_MID_LEN	(KV_MID_PAGES * PAGE_SIZE)
+
+static bool kv_mid_bytes_are(struct page **pages, u8 v, int *bad_page,
+			     int *bad_off)
+{
+	int i, k;
+
+	for (i = 0; i < KV_MID_PAGES; i++) {
+		const u8 *p = page_address(pages[i]);
+
+		for (k = 0; k < PAGE_SIZE; k++)
+			if (p[k] != v) {
+				*bad_page = i;
+				*bad_off = k;
+				return false;
+			}
+	}
+	return true;
+}
+
+/*
+ * o10-37.2.14: a's fast-registered region of 512 pages is invalidated
+ * (LOCAL_INV) while b's 2 MiB WRITE into it is landing.  If the region's
+ * last byte was not there when the invalidation completed, the WRITE fails
+ * REM_ACCESS_ERR and nothing lands after it (the region is refilled with
+ * 0xcc then and looked at after b's completion and 20 ms).  A WRITE that
+ * landed whole first proves nothing: up to 8 tries.
+ */
+static void kv_case_inv_midway(struct kv_ctx *c)
+{
+	const char *name = "local_inv_midway_write_fails";
+	struct page **pages = kcalloc(KV_MID_PAGES, sizeof(*pages), GFP_KERNEL);
+	struct sg_table sgt = {};
+	struct page *src = NULL;
+	struct ib_mr *mr = NULL;
+	int i, try, n, bad_page, bad_off;
+	bool mapped = false;
+	struct scatterlist *sg;
+	unsigned long end;
+	struct ib_wc wc;
+	u8 last;
+
+	if (!pages || sg_alloc_table(&sgt, KV_MID_PAGES, GFP_KERNEL)) {
+		kv_fail(c, name, "no memory");
+		goto out;
+	}
+	for_each_sg(sgt.sgl, sg, KV_MID_PAGES, i) {
+		pages[i] = alloc_page(GFP_KERNEL);
+		if (!pages[i]) {
+			kv_fail(c, name, "no memory");
+			goto out;
+		}
+		sg_set_page(sg, pages[i], PAGE_SIZE, 0);
+	}
+	if (ib_dma_map_sg(c->dev, sgt.sgl, KV_MID_PAGES,
+			  DMA_BIDIRECTIONAL) != KV_MID_PAGES) {
+		kv_fail(c, name, "ib_dma_map_sg");
+		goto out;
+	}
+	mapped = true;
+	src = alloc_pages(GFP_KERNEL, get_order(KV_MID_LEN));
+	if (!src) {
+		kv_fail(c, name, "no memory for a %lu byte source",
+			(unsigned long)KV_MID_LEN);
+		goto out;
+	}
+	memset(page_address(src), 0x5a, KV_MID_LEN);
+	mr = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, KV_MID_PAGES);
+	if (IS_ERR(mr)) {
+		kv_fail(c, name, "ib_alloc_mr of %d pages: %ld", KV_MID_PAGES,
+			PTR_ERR(mr));
+		mr = NULL;
+		goto out;
+	}
+	for (try = 0; try < 8; try++) {
+		struct ib_reg_wr reg = {
+			.wr = { .opcode = IB_WR_REG_MR, .wr_id = 30 },
+			.mr = mr,
+			.access = REMOTE_ACCESS,
+		};
+		struct ib_send_wr inv = { .wr_id = 31,
+					  .opcode = IB_WR_LOCAL_INV };
+		struct ib_sge sge = {
+			.addr = (uintptr_t)page_address(src),
+			.length = KV_MID_LEN,
+			.lkey = c->pd->local_dma_lkey,
+		};
+		struct ib_rdma_wr wr = {
+			.wr = { .opcode = IB_WR_RDMA_WRITE, .wr_id = 32,
+				.sg_list = &sge, .num_sge = 1 },
+		};
+		const u8 *mid, *tail;
+		int landed;
+
+		if (kv_pair(c)) {
+			kv_fail(c, name, "setup");
+			goto out;
+		}
+		for (i = 0; i < KV_MID_PAGES; i++)
+			memset(page_address(pages[i]), 0xbb, PAGE_SIZE);
+		n = ib_map_mr_sg(mr, sgt.sgl, KV_MID_PAGES, NULL, PAGE_SIZE);
+		if (n != KV_MID_PAGES) {
+			kv_fail(c, name, "ib_map_mr_sg mapped %d of %d", n,
+				KV_MID_PAGES);
+			goto out;
+		}
+		ib_update_fast_reg_key(mr, (mr->rkey & 0xff) + 1);
+		reg.key = mr->rkey;
+		if (kv_post_send(&c->a, &reg.wr)) {
+			kv_fail(c, name, "post REG_MR");
+			goto out;
+		}
+		if (kv_expect(c, name, &c->a, 30, IB_WC_SUCCESS,
+			      IB_WC_REG_MR, NULL))
+			goto out;
+		wr.remote_addr = mr->iova;
+		wr.rkey = mr->rkey;
+		if (kv_post_send(&c->b, &wr.wr)) {
+			kv_fail(c, name, "post WRITE");
+			goto out;
+		}
+		/* under way: its first 64 pages are there */
+		mid = page_address(pages[63]);
+		end = jiffies + msecs_to_jiffies(5000);
+		while (READ_ONCE(mid[PAGE_SIZE - 1]) != 0x5a) {
+			if (time_after(jiffies, end)) {
+				kv_fail(c, name, "the WRITE's first 64 pages did not land in 5 s");
+				goto out;
+			}
+			usleep_range(20, 50);
+		}
+		inv.ex.invalidate_rkey = mr->rkey;
+		if (kv_post_send(&c->a, &inv)) {
+			kv_fail(c, name, "post LOCAL_INV");
+			goto out;
+		}
+		if (kv_expect(c, name, &c->a, 31, IB_WC_SUCCESS,
+			      IB_WC_LOCAL_INV, NULL))
+			goto out;
+		tail = page_address(pages[KV_MID_PAGES - 1]);
+		last = READ_ONCE(tail[PAGE_SIZE - 1]);
+		for (landed = 0; landed < KV_MID_PAGES; landed++)
+			if (READ_ONCE(((u8 *)page_address(pages[landed]))[0]) != 0x5a)
+				break;
+		for (i = 0; i < KV_MID_PAGES; i++)
+			memset(page_address(pages[i]), 0xcc, PAGE_SIZE);
+		if (kv_poll(&c->b, &wc)) {
+			kv_fail(c, name, "no completion of the WRITE");
+			goto out;
+		}
+		if (last == 0x5a && wc.status == IB_WC_SUCCESS) {
+			pr_info("sroce_kverbs: %s: try %d: the WRITE had landed whole, again\n",
+				name, try + 1);
+			continue;
+		}
+		if (wc.wr_id != 32 || wc.status != IB_WC_REM_ACCESS_ERR) {
+			kv_fail(c, name, "WRITE: wr_id %llu %s, want 32 %s (its last byte %s when the invalidation completed)",
+				wc.wr_id, ib_wc_status_msg(wc.status),
+				ib_wc_status_msg(IB_WC_REM_ACCESS_ERR),
+				last == 0x5a ? "landed" : "had not landed");
+			goto out;
+		}
+		msleep(20);
+		if (!kv_mid_bytes_are(pages, 0xcc, &bad_page, &bad_off)) {
+			kv_fail(c, name, "page %d byte %d of the region changed after the invalidation",
+				bad_page, bad_off);
+			goto out;
+		}
+		pr_info("sroce_kverbs: %s: invalidated with %d of %d pages landed\n",
+			name, landed, KV_MID_PAGES);
+		kv_pass(c, name);
+		goto out;
+	}
+	kv_fail(c, name, "the WRITE landed whole before the invalidation, 8 times: never caught midway");
+out:
+	/* nothing may point into the region once it is freed */
+	kv_qp_destroy(&c->a);
+	kv_qp_destroy(&c->b);
+	if (mr)
+		ib_dereg_mr(mr);
+	if (mapped)
+		ib_dma_unmap_sg(c->dev, sgt.sgl, KV_MID_PAGES,
+				DMA_BIDIRECTIONAL);
+	if (src)
+		__free_pages(src, get_order(KV_MID_LEN));
+	for (i = 0; pages && i < KV_MID_PAGES; i++)
+		if (pages[i])
+			__free_page(pages[i]);
+	sg_free_table(&sgt);
+	kfree(pages);
+}
+
 /* A second REG_MR on a VALID key fails and the QP flushes what follows (o10-37.2.5). */
 static void kv_case_reg_valid(struct kv_ctx *c, struct ib_mr *mr)
 {
@@ -1251,6 +1444,7 @@ static int __init sroce_kverbs_init(void)
 	kv_case_cq_resize(c, mr);
 	kv_case_send_inv(c, mr);
 	kv_case_local_inv(c, mr);
+	kv_case_inv_midway(c);
 	kv_case_reg_valid(c, mr);
 	kv_case_reg_fail_halts(c, mr);
 	kv_case_reg_chain(c, mr);

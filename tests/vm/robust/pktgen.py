@@ -723,6 +723,17 @@ def settle(a, r0, n, secs):
         time.sleep(0.1)
 
 
+def settle_counts(a, before, want):
+    """rcvd_pkts moves as a packet is queued, before its QP's pass counts
+    it: wait (up to --settle) until each counter in want moved that far."""
+    end = time.time() + a.settle
+    while time.time() < end:
+        d = counter_deltas(a, before)
+        if all(d.get(k, 0) >= n for k, n in want.items()):
+            return
+        time.sleep(0.1)
+
+
 def counter_deltas(a, before):
     after = read_counters(a.dev)
     return {k: after[k] - before.get(k, 0) for k in after}
@@ -1016,6 +1027,8 @@ def s_late_dups(a, sock):
         print("late_dups %s: UC SEND packets of 0x%02x psn %#x.. to QP %#x"
               % (a.phase, fill, psn, a.qpn))
         settle(a, r0, len(pkts), a.settle)
+        if a.phase == "dup":
+            settle_counts(a, before, {"out_of_seq_request": len(pkts)})
         print(stats_line([("sent", len(pkts))], counter_deltas(a, before)))
         return 0
     pkts = [to_a.packet(0x04, a.qpn, psn=psn, body=bytes([fill]) * 16,
@@ -1042,6 +1055,9 @@ def s_late_dups(a, sock):
           "responses to QP %#x" % (a.phase, fill, psn, a.qpn, nresp,
                                    a.peer_qpn))
     settle(a, r0, len(pkts), a.settle)
+    if a.phase == "dup":
+        settle_counts(a, before, {"duplicate_request": 1,
+                                  "out_of_seq_response": nresp})
     print(stats_line([("sent", len(pkts)), ("responses", nresp)],
                      counter_deltas(a, before)))
     return 0

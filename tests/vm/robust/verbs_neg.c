@@ -6767,30 +6767,60 @@ out:
 }
 
 /*
- * C10-59, C10-67, C10-69: b takes away the R_Key of a 64 MiB WRITE from a
- * while the WRITE is landing: it deregisters the region, deallocates the
- * window or rebinds it (type 1, to the region's first page; done when its
- * completion is polled).  If the message's last byte was not yet there
- * when that returned, the WRITE must fail REM_ACCESS_ERR, and no byte of
- * the region may change any more (b overwrites it with 0xcc, then looks
- * after a's completion and 20 ms more).  A WRITE that finished first
- * proves nothing: then another try, three in all.
+ * C10-59, C10-67, C10-69: b takes away the R_Key of a 64 MiB WRITE or READ
+ * of a's while it is under way: it deregisters the region, deallocates
+ * the window or rebinds it (type 1, over the same range: only the key
+ * changes; done when its completion is polled).  If the message's last
+ * byte was not yet there when that returned, the WRITE or READ must fail
+ * REM_ACCESS_ERR, and nothing may touch the region after it returned: a
+ * WRITE changes no byte past the page it had reached (those stay 0xbb)
+ * nor any byte before it (refilled with 0xcc), and a READ brings into
+ * a's buffer no byte of the 0xcc b writes over the region then (from the
+ * page the READ had reached on, first).  A
+ * message that finished first proves nothing: then another try, three
+ * in all.
  */
 #define UT_LEN (64u << 20)
 
-enum ut_kind { UT_DEREG_MR, UT_DEALLOC_MW1, UT_DEALLOC_MW2, UT_REBIND_MW1 };
+enum ut_kind {
+	UT_DEREG_MR, UT_DEREG_MR_READ, UT_DEALLOC_MW1, UT_DEALLOC_MW2,
+	UT_REBIND_MW1
+};
+
+/* First page of @buf whose first byte is not @v: how far a message got. */
+static size_t ut_frontier(volatile unsigned char *buf, unsigned char v)
+{
+	size_t off;
+
+	for (off = 0; off < UT_LEN && buf[off] == v; off += 4096)
+		;
+	return off;
+}
+
+/* Offset of the first byte of buf[0, n) that is (@is) or is not v, or n. */
+static size_t ut_find(const char *buf, size_t n, unsigned char v, int is)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		if (((unsigned char)buf[k] == v) == !!is)
+			break;
+	return k;
+}
 
 static void t_access_taken_midway(enum ut_kind kind, const char *name)
 {
 	char *src = aligned_alloc(4096, UT_LEN), *dst = aligned_alloc(4096, UT_LEN);
-	volatile unsigned char *vdst = (volatile unsigned char *)dst;
+	int rd = kind == UT_DEREG_MR_READ;
+	/* a's buffer for a READ, b's region for a WRITE */
+	volatile unsigned char *land = (volatile unsigned char *)(rd ? src : dst);
 	struct ibv_mr *smr, *dmr;
 	struct ibv_mw *mw;
 	struct timespec t0, t;
 	struct ibv_wc wc;
 	unsigned char last;
 	struct pair p;
-	size_t landed;
+	size_t front, k;
 	uint32_t rkey;
 	int try, r;
 
@@ -6803,8 +6833,8 @@ static void t_access_taken_midway(enum ut_kind kind, const char *name)
 		mw = NULL;
 		if (pair_up(name, &p, 7))
 			goto out;
-		memset(src, 0x5a, UT_LEN);
-		memset(dst, 0xbb, UT_LEN);
+		memset(src, rd ? 0x11 : 0x5a, UT_LEN);
+		memset(dst, rd ? 0x5a : 0xbb, UT_LEN);
 		smr = ibv_reg_mr(p.pd, src, UT_LEN, IBV_ACCESS_LOCAL_WRITE);
 		dmr = ibv_reg_mr(p.pd, dst, UT_LEN, MW_ACC_MR);
 		if (!smr || !dmr) {
@@ -6813,7 +6843,8 @@ static void t_access_taken_midway(enum ut_kind kind, const char *name)
 			goto out;
 		}
 		rkey = dmr->rkey;
-		if (kind != UT_DEREG_MR) {
+		if (kind == UT_DEALLOC_MW1 || kind == UT_DEALLOC_MW2 ||
+		    kind == UT_REBIND_MW1) {
 			mw = ibv_alloc_mw(p.pd, kind == UT_DEALLOC_MW2 ?
 					  IBV_MW_TYPE_2 : IBV_MW_TYPE_1);
 			if (!mw) {
@@ -6830,82 +6861,101 @@ static void t_access_taken_midway(enum ut_kind kind, const char *name)
 			if (kind != UT_DEALLOC_MW2)
 				rkey = mw->rkey;
 		}
-		r = rdma1(p.a, IBV_WR_RDMA_WRITE, 2, src, UT_LEN, smr->lkey,
-			  dst, rkey);
+		r = rdma1(p.a, rd ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE, 2,
+			  src, UT_LEN, smr->lkey, dst, rkey);
 		if (r) {
-			failf(name, "post_send of the WRITE: %s", errname(r));
+			failf(name, "post_send: %s", errname(r));
 			goto out;
 		}
 		/* under way: its first MiB is there */
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		while (vdst[(1u << 20) - 1] != 0x5a) {
+		while (land[(1u << 20) - 1] != 0x5a) {
 			clock_gettime(CLOCK_MONOTONIC, &t);
 			if (t.tv_sec - t0.tv_sec > 10) {
-				failf(name, "the WRITE's first MiB did not land in 10 s");
+				failf(name, "the first MiB did not land in 10 s");
 				goto out;
 			}
 			usleep(50);
 		}
 		switch (kind) {
 		case UT_DEREG_MR:
+		case UT_DEREG_MR_READ:
 			r = ibv_dereg_mr(dmr);
-			dmr = NULL;
+			if (!r)
+				dmr = NULL;
 			break;
 		case UT_DEALLOC_MW1:
 		case UT_DEALLOC_MW2:
 			r = ibv_dealloc_mw(mw);
-			mw = NULL;
+			if (!r)
+				mw = NULL;
 			break;
 		case UT_REBIND_MW1:
-			r = mw_bind1(name, &p, mw, dmr, dst, 4096,
+			r = mw_bind1(name, &p, mw, dmr, dst, UT_LEN,
 				     IBV_ACCESS_REMOTE_WRITE, 3, IBV_WC_SUCCESS);
 			if (r)
 				goto out;
 			break;
 		}
-		last = vdst[UT_LEN - 1];
-		for (landed = 0; landed < UT_LEN && vdst[landed] == 0x5a;
-		     landed += 4096)
-			;
+		last = land[UT_LEN - 1];
+		front = ut_frontier(land, 0x5a);
+		if (rd) {
+			/* what is still to be read first */
+			memset(dst + front, 0xcc, UT_LEN - front);
+			memset(dst, 0xcc, front);
+		} else {
+			memset(dst, 0xcc, front);
+		}
 		if (r) {
 			failf(name, "taking the R_Key away midway: got %s, expected 0",
 			      errname(r));
 			goto out;
 		}
-		memset(dst, 0xcc, UT_LEN);
 		if (poll1(p.cqa, &wc, 20000) != 1) {
-			failf(name, "no completion of the WRITE within 20 s");
+			failf(name, "no completion of the %s within 20 s",
+			      rd ? "READ" : "WRITE");
 			goto out;
 		}
-		if (last == 0x5a && wc.status == IBV_WC_SUCCESS) {
-			printf("# %s: try %d: the WRITE had landed whole, again\n",
+		if (wc.wr_id == 2 && last == 0x5a &&
+		    wc.status == IBV_WC_SUCCESS) {
+			printf("# %s: try %d: the message had landed whole, again\n",
 			       name, try + 1);
 			mw_down_big(&p, dmr, mw, smr);
 			continue;
 		}
 		if (wc.wr_id != 2 || wc.status != IBV_WC_REM_ACCESS_ERR) {
-			failf(name, "WRITE: got wr_id %llu %s, expected 2 %s (its last byte %s when the R_Key went)",
+			failf(name, "%s: got wr_id %llu %s, expected 2 %s (its last byte %s when the R_Key went)",
+			      rd ? "READ" : "WRITE",
 			      (unsigned long long)wc.wr_id, st(wc.status),
 			      st(IBV_WC_REM_ACCESS_ERR),
 			      last == 0x5a ? "landed" : "had not landed");
 			goto out;
 		}
 		usleep(20000);
-		if (!bytes_are(dst, UT_LEN, 0xcc)) {
-			size_t i = 0;
-
-			while (i < UT_LEN && (unsigned char)dst[i] == 0xcc)
-				i++;
-			failf(name, "byte %zu of the region changed after its R_Key went",
-			      i);
-			goto out;
+		if (rd) {
+			k = ut_find(src, UT_LEN, 0xcc, 1);
+			if (k < UT_LEN) {
+				failf(name, "byte %zu of the READ's buffer came from the region after its R_Key went",
+				      k);
+				goto out;
+			}
+		} else {
+			k = ut_find(dst, front, 0xcc, 0);
+			if (k == front)
+				k = front + ut_find(dst + front, UT_LEN - front,
+						    0xbb, 0);
+			if (k < UT_LEN) {
+				failf(name, "byte %zu of the region changed after its R_Key went (it had reached byte %zu)",
+				      k, front);
+				goto out;
+			}
 		}
 		printf("# %s: the R_Key went with %zu of %u KiB landed\n",
-		       name, landed >> 10, UT_LEN >> 10);
+		       name, front >> 10, UT_LEN >> 10);
 		pass(name);
 		goto out;
 	}
-	failf(name, "the WRITE landed whole before the R_Key went, 3 times: never caught midway");
+	failf(name, "the message landed whole before the R_Key went, 3 times: never caught midway");
 	goto out_mem;
 out:
 	mw_down_big(&p, dmr, mw, smr);
@@ -8563,6 +8613,7 @@ static void t_mw(void)
 	t_mw_dealloc_bound(IBV_MW_TYPE_1, "mw_type1_dealloc_bound_then_access");
 	t_mw_dealloc_bound(IBV_MW_TYPE_2, "mw_type2_dealloc_bound_then_access");
 	t_access_taken_midway(UT_DEREG_MR, "dereg_mr_midway_write_fails");
+	t_access_taken_midway(UT_DEREG_MR_READ, "dereg_mr_midway_read_fails");
 	t_access_taken_midway(UT_DEALLOC_MW1, "mw_type1_dealloc_midway_write_fails");
 	t_access_taken_midway(UT_DEALLOC_MW2, "mw_type2_dealloc_midway_write_fails");
 	t_access_taken_midway(UT_REBIND_MW1, "mw_type1_rebind_midway_write_fails");
