@@ -810,8 +810,19 @@ t_uc_seq_gap() {
 }
 
 helper_watched() { grep -q '^WATCH done' "$1"; }
+# SIGTERM to qp_helper hold -W: its report in FILE must have each "WATCH WANT" line.
+helper_watch_expect() { # file want...
+	local f=$1 w
+	shift
+	kill -TERM "$QPH_PID"
+	wait_for 10 helper_watched "$f" || { cat "$f"; fail "qp_helper gave no WATCH report within 10 s of SIGTERM"; }
+	grep -E '^(CQE|WATCH) ' "$f"
+	for w; do
+		grep -qx "WATCH $w" "$f" || fail "want 'WATCH $w': $(grep "^WATCH ${w%% *} " "$f")"
+	done
+}
 t_late_dup_after_poll() {
-	local gidx qpn peer epsn opsn olen mtu f=/tmp/robust/latedup.helper stats cqes w d
+	local gidx qpn peer epsn opsn olen mtu f=/tmp/robust/latedup.helper stats cqes d
 	ensure_link
 	gidx=$(roce_v2_gid_index)
 	mkdir -p /tmp/robust
@@ -832,16 +843,11 @@ t_late_dup_after_poll() {
 	sleep 1
 	qp_list | awk -v a="$qpn" -v b="$peer" '$1 == a || $1 == b { n += $2 == "RTS" } END { exit n != 2 }' ||
 		{ qp_list; fail "QPs $qpn and $peer are not both in RTS after the late copies"; }
-	kill -TERM "$QPH_PID"
-	wait_for 10 helper_watched "$f" || { cat "$f"; fail "qp_helper gave no WATCH report within 10 s of SIGTERM"; }
-	grep -E '^(CQE|WATCH) ' "$f"
+	helper_watch_expect "$f" "lbuf unchanged" "wr_id=100 unchanged" "wr_id=101 untouched"
 	cqes=$(grep '^CQE ' "$f")
 	# enum ibv_wc_status: 0 SUCCESS
 	[[ $(wc -l <<<"$cqes") == 1 && $cqes == *" wr_id=100 status=0 byte_len=16 head=11" ]] ||
 		fail "expected one receive completion, wr_id 100 with the first SEND's 16 bytes of 0x11"
-	for w in "lbuf unchanged" "wr_id=100 unchanged" "wr_id=101 untouched"; do
-		grep -qx "WATCH $w" "$f" || fail "want 'WATCH $w': $(grep "^WATCH ${w%% *} " "$f")"
-	done
 	d=$(kv d_duplicate_request "$(grep '^STATS ' <<<"$stats")")
 	((${d:-0} >= 1)) || fail "duplicate_request moved by ${d:-nothing}, expected the SEND's copy"
 	d=$(kv d_out_of_seq_response "$(grep '^STATS ' <<<"$stats")")
@@ -852,7 +858,7 @@ t_late_dup_after_poll() {
 }
 
 t_late_dup_after_poll_uc() {
-	local gidx qpn peer epsn mtu f=/tmp/robust/latedupuc.helper stats cqes w d
+	local gidx qpn peer epsn mtu f=/tmp/robust/latedupuc.helper stats cqes d
 	ensure_link
 	gidx=$(roce_v2_gid_index)
 	mkdir -p /tmp/robust
@@ -870,15 +876,10 @@ t_late_dup_after_poll_uc() {
 	sleep 1
 	qp_list | awk -v q="$qpn" '$1 == q { s = $2 } END { exit s != "RTS" }' ||
 		{ qp_list; fail "UC QP $qpn is not in RTS after the late packets"; }
-	kill -TERM "$QPH_PID"
-	wait_for 10 helper_watched "$f" || { cat "$f"; fail "qp_helper gave no WATCH report within 10 s of SIGTERM"; }
-	grep -E '^(CQE|WATCH) ' "$f"
+	helper_watch_expect "$f" "wr_id=100 unchanged" "wr_id=101 untouched"
 	cqes=$(grep '^CQE ' "$f")
 	[[ $(wc -l <<<"$cqes") == 1 && $cqes == *" wr_id=100 status=0 byte_len=$((mtu + 16)) head=11" ]] ||
 		fail "expected one receive completion, wr_id 100 with the $((mtu + 16)) bytes of 0x11"
-	for w in "wr_id=100 unchanged" "wr_id=101 untouched"; do
-		grep -qx "WATCH $w" "$f" || fail "want 'WATCH $w': $(grep "^WATCH ${w%% *} " "$f")"
-	done
 	d=$(kv d_out_of_seq_request "$(grep '^STATS ' <<<"$stats")")
 	((${d:-0} >= 1)) || fail "out_of_seq_request moved by ${d:-nothing}, expected the late packets"
 	kill_within 10 qp_helper "$QPH_PID" || fail "qp_helper did not exit"
