@@ -39,6 +39,8 @@ struct kv_ctx {
 	union ib_gid		gid;
 	struct kv_qp		a, b;		/* a owns the MR, b is the peer */
 	bool			sig_req;	/* kv_pair: IB_SIGNAL_REQ_WR */
+	struct ib_pd		*pair_pd;	/* kv_pair: this PD, not pd */
+	struct ib_srq		*srq;		/* kv_pair: a receives here */
 	struct page		*pages[NPAGES];	/* the registered buffer */
 	struct scatterlist	sgl[NPAGES];
 	u8			*src, *dst;	/* b's buffers (local_dma_lkey) */
@@ -156,6 +158,11 @@ static int kv_qp_create(struct kv_ctx *c, struct ib_pd *pd, struct kv_qp *q)
 	}
 	init.send_cq = q->cq;
 	init.recv_cq = q->cq;
+	if (q == &c->a && c->srq) {
+		init.srq = c->srq;
+		init.cap.max_recv_wr = 0;
+		init.cap.max_recv_sge = 0;
+	}
 	q->qp = ib_create_qp(pd, &init);
 	if (IS_ERR(q->qp)) {
 		int err = PTR_ERR(q->qp);
@@ -199,15 +206,19 @@ static int kv_qp_connect(struct kv_ctx *c, struct kv_qp *q, u32 dqpn)
 			    IB_QP_MAX_QP_RD_ATOMIC);
 }
 
-/* A fresh connected pair: a case that ends a QP in error starts over. */
+/*
+ * A fresh connected pair: a case that ends a QP in error starts over.  Both
+ * QPs are of pd, or of pair_pd when a case sets it.
+ */
 static int kv_pair(struct kv_ctx *c)
 {
+	struct ib_pd *pd = c->pair_pd ?: c->pd;
 	int err;
 
 	kv_qp_destroy(&c->a);
 	kv_qp_destroy(&c->b);
-	err = kv_qp_create(c, c->pd, &c->a) ?:
-	      kv_qp_create(c, c->pd, &c->b) ?:
+	err = kv_qp_create(c, pd, &c->a) ?:
+	      kv_qp_create(c, pd, &c->b) ?:
 	      kv_qp_connect(c, &c->a, c->b.qp->qp_num) ?:
 	      kv_qp_connect(c, &c->b, c->a.qp->qp_num);
 	if (err)
@@ -259,7 +270,7 @@ static int kv_rdma(struct kv_ctx *c, const char *name, struct ib_mr *mr,
 	struct ib_sge sge = {
 		.addr = (uintptr_t)(op == IB_WR_RDMA_WRITE ? c->src : c->dst),
 		.length = len,
-		.lkey = c->pd->local_dma_lkey,
+		.lkey = c->b.qp->pd->local_dma_lkey,
 	};
 	struct ib_rdma_wr wr = {
 		.wr = { .opcode = op, .wr_id = wr_id, .sg_list = &sge,
@@ -838,7 +849,40 @@ static void kv_case_inv_not_fast(struct kv_ctx *c)
 	kv_pass(c, name);
 }
 
-/* Remote invalidation of another PD's key fails both ends (o10-37.2.24). */
+/* kv_pair, of pd2 */
+static int kv_pair_pd2(struct kv_ctx *c)
+{
+	int err;
+
+	c->pair_pd = c->pd2;
+	err = kv_pair(c);
+	c->pair_pd = NULL;
+	return err;
+}
+
+/* Every byte of the region is @v but [off, off + len), which holds @w. */
+static int kv_region_check(struct kv_ctx *c, const char *name, u32 off,
+			   u32 len, u8 w, u8 v)
+{
+	u32 i;
+
+	for (i = 0; i < BUF_LEN; i++) {
+		u8 want = i >= off && i - off < len ? w : v;
+
+		if (kv_region_byte(c, i) != want) {
+			kv_fail(c, name, "byte %u of the region is %#x, want %#x",
+				i, kv_region_byte(c, i), want);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Remote invalidation of another PD's key fails both ends and leaves the
+ * key as it was (o10-37.2.24): mr2 is VALID in pd2 when a SEND with
+ * Invalidate of it reaches a QP of pd; a WRITE through it lands after.
+ */
 static void kv_case_remote_inv_other_pd(struct kv_ctx *c)
 {
 	const char *name = "send_inv_other_pd";
@@ -857,7 +901,8 @@ static void kv_case_remote_inv_other_pd(struct kv_ctx *c)
 		kv_fail(c, name, "ib_alloc_mr: %ld", PTR_ERR(mr2));
 		return;
 	}
-	if (kv_pair(c))
+	if (kv_pair_pd2(c) || kv_fast_reg(c, name, mr2, REMOTE_ACCESS, 49) ||
+	    kv_pair(c))
 		goto out;
 	if (ib_post_recv(c->a.qp, &rwr, &bad)) {
 		kv_fail(c, name, "post_recv");
@@ -873,11 +918,322 @@ static void kv_case_remote_inv_other_pd(struct kv_ctx *c)
 	    kv_expect(c, name, &c->a, 50, IB_WC_REM_INV_REQ_ERR, IB_WC_RECV,
 		      NULL))
 		goto out;
+	/* the refused key is still VALID: pd2's pair writes through it */
+	if (kv_pair_pd2(c))
+		goto out;
+	kv_region_fill(c, 0);
+	memset(c->src, 0x3c, 64);
+	if (kv_rdma(c, name, mr2, IB_WR_RDMA_WRITE, 128, 64, 52,
+		    IB_WC_SUCCESS) ||
+	    kv_region_check(c, name, 128, 64, 0x3c, 0))
+		goto out;
 	kv_pass(c, name);
 out:
 	kv_qp_destroy(&c->a);
 	kv_qp_destroy(&c->b);
 	ib_dereg_mr(mr2);
+}
+
+/*
+ * Fast registration of a key of another PD fails and leaves it FREE
+ * (o10-37.2.5): a REG_MR of pd2's key on a QP of pd completes in error,
+ * the key names no memory for pd2's pair, and the same REG_MR on pd2's QP
+ * then works.
+ */
+static void kv_case_reg_other_pd(struct kv_ctx *c)
+{
+	const char *name = "reg_mr_other_pd";
+	struct ib_reg_wr reg = {
+		.wr = { .opcode = IB_WR_REG_MR, .wr_id = 90 },
+		.access = REMOTE_ACCESS,
+	};
+	struct ib_mr *mr2;
+
+	mr2 = ib_alloc_mr(c->pd2, IB_MR_TYPE_MEM_REG, NPAGES);
+	if (IS_ERR(mr2)) {
+		kv_fail(c, name, "ib_alloc_mr: %ld", PTR_ERR(mr2));
+		return;
+	}
+	if (kv_pair(c) || kv_map(c, name, mr2))
+		goto out;
+	reg.mr = mr2;
+	reg.key = mr2->rkey;
+	if (kv_post_send(&c->a, &reg.wr)) {
+		kv_fail(c, name, "post REG_MR");
+		goto out;
+	}
+	if (kv_expect(c, name, &c->a, 90, IB_WC_LOC_QP_OP_ERR, IB_WC_REG_MR,
+		      NULL))
+		goto out;
+	kv_region_fill(c, 0);
+	memset(c->src, 0x77, 64);
+	if (kv_pair_pd2(c) ||
+	    kv_rdma(c, name, mr2, IB_WR_RDMA_WRITE, 0, 64, 91,
+		    IB_WC_REM_ACCESS_ERR) ||
+	    kv_region_check(c, name, 0, 0, 0, 0))
+		goto out;
+	if (kv_pair_pd2(c) || kv_fast_reg(c, name, mr2, REMOTE_ACCESS, 92) ||
+	    kv_rdma(c, name, mr2, IB_WR_RDMA_WRITE, 0, 64, 93, IB_WC_SUCCESS) ||
+	    kv_region_check(c, name, 0, 64, 0x77, 0))
+		goto out;
+	kv_pass(c, name);
+out:
+	kv_qp_destroy(&c->a);
+	kv_qp_destroy(&c->b);
+	ib_dereg_mr(mr2);
+}
+
+/*
+ * A region no larger than the page list allocated for its key (o10-37.2.5):
+ * a key of 2 pages maps 2 of 4, a REG_MR claiming 4 fails, and the region
+ * registered from the 2 is refused a WRITE past them.
+ */
+static void kv_case_reg_past_list(struct kv_ctx *c)
+{
+	const char *name = "reg_mr_past_page_list";
+	struct ib_reg_wr reg = {
+		.wr = { .opcode = IB_WR_REG_MR, .wr_id = 95 },
+		.access = REMOTE_ACCESS,
+	};
+	struct ib_mr *mr3;
+	int n;
+
+	mr3 = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, 2);
+	if (IS_ERR(mr3)) {
+		kv_fail(c, name, "ib_alloc_mr: %ld", PTR_ERR(mr3));
+		return;
+	}
+	n = ib_map_mr_sg(mr3, c->sgl, NPAGES, NULL, PAGE_SIZE);
+	if (n != 2 || mr3->length != 2 * PAGE_SIZE) {
+		kv_fail(c, name, "a 2-page key mapped %d of %d pages, %llu bytes",
+			n, NPAGES, mr3->length);
+		goto out;
+	}
+	ib_update_fast_reg_key(mr3, (mr3->rkey & 0xff) + 1);
+	if (kv_pair(c))
+		goto out;
+	reg.mr = mr3;
+	reg.key = mr3->rkey;
+	mr3->length = BUF_LEN;
+	if (kv_post_send(&c->a, &reg.wr)) {
+		kv_fail(c, name, "post REG_MR");
+		goto out;
+	}
+	if (kv_expect(c, name, &c->a, 95, IB_WC_LOC_QP_OP_ERR, IB_WC_REG_MR,
+		      NULL))
+		goto out;
+	mr3->length = 2 * PAGE_SIZE;
+	reg.wr.wr_id = 96;
+	if (kv_pair(c) || kv_post_send(&c->a, &reg.wr) ||
+	    kv_expect(c, name, &c->a, 96, IB_WC_SUCCESS, IB_WC_REG_MR, NULL))
+		goto out;
+	kv_region_fill(c, 0);
+	memset(c->src, 0x66, PAGE_SIZE);
+	/* its 64 bytes end 32 past the region's: nothing lands */
+	if (kv_rdma(c, name, mr3, IB_WR_RDMA_WRITE, 2 * PAGE_SIZE - 32, 64,
+		    97, IB_WC_REM_ACCESS_ERR) ||
+	    kv_region_check(c, name, 0, 0, 0, 0))
+		goto out;
+	if (kv_pair(c) ||
+	    kv_rdma(c, name, mr3, IB_WR_RDMA_WRITE, PAGE_SIZE, PAGE_SIZE, 98,
+		    IB_WC_SUCCESS) ||
+	    kv_region_check(c, name, PAGE_SIZE, PAGE_SIZE, 0x66, 0))
+		goto out;
+	kv_pass(c, name);
+out:
+	kv_qp_destroy(&c->a);
+	kv_qp_destroy(&c->b);
+	ib_dereg_mr(mr3);
+}
+
+/*
+ * The key byte a consumer chose for a fast registration is the L_Key's
+ * too (o10-37.2.1, o10-37.2.2): a SEND gathers from the region through the
+ * new L_Key, and the L_Key of the registration before it is refused.
+ */
+static void kv_case_lkey_new_byte(struct kv_ctx *c)
+{
+	const char *name = "reg_mr_new_key_as_lkey";
+	struct ib_send_wr inv = { .wr_id = 111, .opcode = IB_WR_LOCAL_INV };
+	struct ib_sge rsge = { .addr = (uintptr_t)c->dst, .length = 4096,
+			       .lkey = c->pd->local_dma_lkey };
+	struct ib_recv_wr rwr = { .wr_id = 112, .sg_list = &rsge,
+				  .num_sge = 1 };
+	struct ib_sge ssge = { .length = 3000 };
+	struct ib_send_wr swr = { .wr_id = 113, .opcode = IB_WR_SEND,
+				  .sg_list = &ssge, .num_sge = 1 };
+	const struct ib_recv_wr *bad;
+	struct ib_mr *mr4;
+	struct ib_wc wc;
+	u32 old_lkey, i;
+
+	mr4 = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, NPAGES);
+	if (IS_ERR(mr4)) {
+		kv_fail(c, name, "ib_alloc_mr: %ld", PTR_ERR(mr4));
+		return;
+	}
+	if (kv_pair(c) || kv_fast_reg(c, name, mr4, REMOTE_ACCESS, 110))
+		goto out;
+	old_lkey = mr4->lkey;
+	inv.ex.invalidate_rkey = mr4->rkey;
+	if (kv_post_send(&c->a, &inv) ||
+	    kv_expect(c, name, &c->a, 111, IB_WC_SUCCESS, IB_WC_LOCAL_INV,
+		      NULL) ||
+	    kv_fast_reg(c, name, mr4, REMOTE_ACCESS, 110))
+		goto out;
+	if (mr4->lkey == old_lkey || (mr4->lkey >> 8) != (old_lkey >> 8)) {
+		kv_fail(c, name, "L_Key %#x after %#x: want a new key byte, the same index",
+			mr4->lkey, old_lkey);
+		goto out;
+	}
+	for (i = 0; i < BUF_LEN; i++)
+		((u8 *)page_address(c->pages[i / PAGE_SIZE]))[i % PAGE_SIZE] =
+			(u8)(i * 5 + 1);
+	memset(c->dst, 0, 4096);
+	ssge.addr = mr4->iova + 700;
+	ssge.lkey = mr4->lkey;
+	if (ib_post_recv(c->b.qp, &rwr, &bad) || kv_post_send(&c->a, &swr)) {
+		kv_fail(c, name, "post");
+		goto out;
+	}
+	if (kv_expect(c, name, &c->a, 113, IB_WC_SUCCESS, IB_WC_SEND, NULL) ||
+	    kv_expect(c, name, &c->b, 112, IB_WC_SUCCESS, IB_WC_RECV, &wc))
+		goto out;
+	for (i = 0; i < 3000; i++) {
+		if (c->dst[i] != (u8)((700 + i) * 5 + 1)) {
+			kv_fail(c, name, "received byte %u is %#x, want %#x",
+				i, c->dst[i], (u8)((700 + i) * 5 + 1));
+			goto out;
+		}
+	}
+	if (wc.byte_len != 3000 || c->dst[3000]) {
+		kv_fail(c, name, "received %u bytes, want 3000", wc.byte_len);
+		goto out;
+	}
+	/* the previous key byte names no memory now */
+	memset(c->dst, 0, 4096);
+	ssge.lkey = old_lkey;
+	swr.wr_id = 114;
+	rwr.wr_id = 115;
+	if (ib_post_recv(c->b.qp, &rwr, &bad) || kv_post_send(&c->a, &swr)) {
+		kv_fail(c, name, "post");
+		goto out;
+	}
+	if (kv_expect(c, name, &c->a, 114, IB_WC_LOC_PROT_ERR, IB_WC_SEND,
+		      NULL))
+		goto out;
+	if (kv_poll_ms(&c->b, &wc, 300) != -ETIMEDOUT || c->dst[0]) {
+		kv_fail(c, name, "the peer got wr_id %llu %s: the SEND left through a stale L_Key",
+			wc.wr_id, ib_wc_status_msg(wc.status));
+		goto out;
+	}
+	kv_pass(c, name);
+out:
+	kv_qp_destroy(&c->a);
+	kv_qp_destroy(&c->b);
+	ib_dereg_mr(mr4);
+}
+
+/*
+ * A QP on a shared receive queue of another PD (o10-37.2.12): its receive
+ * SGEs are checked against the SRQ's PD, its send SGEs against its own.
+ */
+static void kv_case_srq_pd(struct kv_ctx *c)
+{
+	const char *name = "srq_recv_pd";
+	struct ib_srq_init_attr sattr = {
+		.srq_type = IB_SRQT_BASIC,
+		.attr = { .max_wr = 8, .max_sge = 1 },
+	};
+	struct ib_sge rsge = { .addr = (uintptr_t)c->dst, .length = 256,
+			       .lkey = c->pd2->local_dma_lkey };
+	struct ib_recv_wr rwr = { .wr_id = 120, .sg_list = &rsge,
+				  .num_sge = 1 };
+	struct ib_sge ssge = { .addr = (uintptr_t)c->src, .length = 200,
+			       .lkey = c->pd->local_dma_lkey };
+	struct ib_send_wr swr = { .wr_id = 121, .opcode = IB_WR_SEND,
+				  .sg_list = &ssge, .num_sge = 1 };
+	const struct ib_recv_wr *bad;
+	struct ib_srq *srq;
+	struct ib_wc wc;
+	int err, i;
+
+	srq = ib_create_srq(c->pd2, &sattr);
+	if (IS_ERR(srq)) {
+		kv_fail(c, name, "ib_create_srq: %ld", PTR_ERR(srq));
+		return;
+	}
+	c->srq = srq;
+	err = kv_pair(c);
+	c->srq = NULL;
+	if (err)
+		goto out;
+	for (i = 0; i < 200; i++)
+		c->src[i] = (u8)(i ^ 0x5a);
+	memset(c->dst, 0, 2048);
+	/* a receive SGE of the SRQ's PD: the SEND lands */
+	if (ib_post_srq_recv(srq, &rwr, &bad) || kv_post_send(&c->b, &swr)) {
+		kv_fail(c, name, "post");
+		goto out;
+	}
+	if (kv_expect(c, name, &c->b, 121, IB_WC_SUCCESS, IB_WC_SEND, NULL) ||
+	    kv_expect(c, name, &c->a, 120, IB_WC_SUCCESS, IB_WC_RECV, &wc))
+		goto out;
+	if (wc.byte_len != 200 || memcmp(c->dst, c->src, 200)) {
+		kv_fail(c, name, "received %u bytes, not the 200 sent", wc.byte_len);
+		goto out;
+	}
+	/* the send queue gathers through the QP's own PD */
+	rsge.addr = (uintptr_t)c->dst + 1024;
+	rsge.lkey = c->pd->local_dma_lkey;
+	rwr.wr_id = 122;
+	swr.wr_id = 123;
+	ssge.length = 100;
+	if (ib_post_recv(c->b.qp, &rwr, &bad) || kv_post_send(&c->a, &swr)) {
+		kv_fail(c, name, "post");
+		goto out;
+	}
+	if (kv_expect(c, name, &c->a, 123, IB_WC_SUCCESS, IB_WC_SEND, NULL) ||
+	    kv_expect(c, name, &c->b, 122, IB_WC_SUCCESS, IB_WC_RECV, NULL))
+		goto out;
+	if (memcmp(c->dst + 1024, c->src, 100)) {
+		kv_fail(c, name, "a's SEND did not land");
+		goto out;
+	}
+	/* a receive SGE of the QP's PD, not the SRQ's: refused, nothing lands */
+	rsge.addr = (uintptr_t)c->dst + 512;
+	rwr.wr_id = 124;
+	swr.wr_id = 125;
+	if (ib_post_srq_recv(srq, &rwr, &bad) || kv_post_send(&c->b, &swr)) {
+		kv_fail(c, name, "post");
+		goto out;
+	}
+	if (kv_expect(c, name, &c->a, 124, IB_WC_LOC_PROT_ERR, IB_WC_RECV,
+		      NULL) ||
+	    kv_expect(c, name, &c->b, 125, IB_WC_REM_OP_ERR, IB_WC_SEND, NULL))
+		goto out;
+	for (i = 512; i < 1024; i++) {
+		if (c->dst[i]) {
+			kv_fail(c, name, "byte %d of the refused receive buffer changed", i - 512);
+			goto out;
+		}
+	}
+	/* a send SGE of the SRQ's PD: refused */
+	c->srq = srq;
+	err = kv_pair(c);
+	c->srq = NULL;
+	if (err)
+		goto out;
+	ssge.lkey = c->pd2->local_dma_lkey;
+	swr.wr_id = 126;
+	if (kv_post_send(&c->a, &swr) ||
+	    kv_expect(c, name, &c->a, 126, IB_WC_LOC_PROT_ERR, IB_WC_SEND, NULL))
+		goto out;
+	kv_pass(c, name);
+out:
+	kv_qp_destroy(&c->a);
+	kv_qp_destroy(&c->b);
+	ib_destroy_srq(srq);
 }
 
 /* The new key may differ in its low 8 bits only: post_send refuses it. */
@@ -1450,6 +1806,10 @@ static int __init sroce_kverbs_init(void)
 	kv_case_reg_chain(c, mr);
 	kv_case_inv_not_fast(c);
 	kv_case_remote_inv_other_pd(c);
+	kv_case_reg_other_pd(c);
+	kv_case_reg_past_list(c);
+	kv_case_lkey_new_byte(c);
+	kv_case_srq_pd(c);
 	kv_case_reg_bad_key(c, mr);
 	kv_case_mcast_block_self(c);
 	kv_case_cq_overflow_drain(c);

@@ -943,12 +943,13 @@ t_netns_exclusive() {
 
 # Kernel-consumer verbs (tests/kmod/sroce_kverbs.c): fast registration, local
 # and remote invalidation (also of a region a 2 MiB WRITE is landing in),
-# and their error rules, a UD QP's multicast
+# and their error rules (another PD's key, a page list too short, an old key
+# byte as L_Key), the PDs of a QP on an SRQ of another PD, a UD QP's multicast
 # loopback block, and a QP whose CQ overflowed, then drained, checked byte by
 # byte and completion by completion inside the module; it prints one line
 # per case.
 # A case the device or kernel cannot run prints SKIP instead of PASS.
-KVERBS_CASES=14
+KVERBS_CASES=18
 # --- per-QP counters (rdma statistic qp) ---------------------------------
 # A QP bound to an rdma_counter counts there only; the core adds the
 # counters, and those of counters gone, to the link's.  So the link moves
