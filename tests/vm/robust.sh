@@ -85,6 +85,15 @@
 #                completed nor written, duplicate_request and
 #                out_of_seq_response count them, both QPs stay in RTS
 #                (C10-107).
+#   late_resp_read_open  qp_helper hold -m heap -r 4096 -O -W: B READs
+#                4 KiB from A and polls it; A then goes to Error and B
+#                posts a second 4 KiB READ, which stays open (B retries it
+#                every 4.3 s). pktgen.py late_dups --phase resp sends B the
+#                8 READ responses of 0xEE for the first READ's PSNs, older
+#                than the open one's: both buffers stay as they were (the
+#                first as polled, the second all zero), the second READ is
+#                still open, out_of_seq_response counts the 8, B in RTS
+#                (C10-107).
 #   late_dup_after_poll_uc  the same on a UC pair (hold -u -R 2 -W): a
 #                SEND_FIRST and SEND_LAST of 0x11 complete receive WQE 100;
 #                once it was polled, that LAST again and a SEND_MIDDLE at
@@ -857,6 +866,30 @@ t_late_dup_after_poll() {
 	assert_dmesg_clean "test late_dup_after_poll"
 }
 
+t_late_resp_read_open() {
+	local gidx qpn peer opsn olen mtu open f=/tmp/robust/lateresp.helper stats d
+	ensure_link
+	gidx=$(roce_v2_gid_index)
+	mkdir -p /tmp/robust
+	start_helper "$f" 60 -d "$DEV" -g "$gidx" hold -s 65536 -m heap -r 4096 -O -W
+	qpn=$(kv qpn "$QPH_READY") peer=$(kv peer_qpn "$QPH_READY") mtu=$(kv mtu "$QPH_READY")
+	opsn=$(kv old_psn "$QPH_READY") olen=$(kv old_len "$QPH_READY") open=$(kv open_psn "$QPH_READY")
+	(( open == (opsn + (olen + mtu - 1) / mtu) % 16777216 )) ||
+		fail "the open READ starts at PSN $open, not right after the old one ($opsn, $olen bytes)"
+	stats=$(python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" late_dups --phase resp \
+		--qpn "$qpn" --peer-qpn "$peer" --dup-psn "$opsn" --len "$olen" --mtu "$mtu" --settle 5) ||
+		fail "pktgen late_dups --phase resp failed"
+	echo "$stats"
+	qp_list | awk -v b="$peer" '$1 == b { s = $2 } END { exit s != "RTS" }' ||
+		{ qp_list; fail "QP $peer (the open READ's) is not in RTS after the late responses"; }
+	helper_watch_expect "$f" "open_read open" "lbuf unchanged" "obuf untouched"
+	d=$(kv d_out_of_seq_response "$(grep '^STATS ' <<<"$stats")")
+	((${d:-0} >= 2 * ((olen + mtu - 1) / mtu))) ||
+		fail "out_of_seq_response moved by ${d:-nothing}, expected the $((2 * ((olen + mtu - 1) / mtu))) late READ responses"
+	kill_within 10 qp_helper "$QPH_PID" || fail "qp_helper did not exit"
+	assert_dmesg_clean "test late_resp_read_open"
+}
+
 t_late_dup_after_poll_uc() {
 	local gidx qpn peer epsn mtu f=/tmp/robust/latedupuc.helper stats cqes d
 	ensure_link
@@ -1062,6 +1095,7 @@ robust_test dup_read_storm_bounded 180 t_dup_read_storm_bounded
 robust_test seq_err_mid_send 120 t_seq_err_mid_send
 robust_test uc_seq_gap 120 t_uc_seq_gap
 robust_test late_dup_after_poll 120 t_late_dup_after_poll
+robust_test late_resp_read_open 120 t_late_resp_read_open
 robust_test late_dup_after_poll_uc 120 t_late_dup_after_poll_uc
 # big_read under kernel.softlockup_panic=1 (see the header): the FAIL line
 # stays in results.txt only if the guest dies during the test.

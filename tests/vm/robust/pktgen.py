@@ -992,24 +992,30 @@ def s_late_dups(a, sock):
     responder acknowledges it and places nothing), then READ responses
     to the peer for the PSNs of its completed READ of --len bytes at
     --dup-psn, 0xEE: each as an ONLY, then as FIRST, MIDDLE..., LAST (the
-    requester has no READ open: it drops them all).  With --uc (qp_helper
-    hold -u -R N -W): --phase send is a SEND_FIRST of one MTU and a
-    SEND_LAST of 16 bytes, of 0x11, at --psn and --psn + 1; --phase dup
-    is that LAST again and a SEND_MIDDLE of one MTU, of 0x22, both at
+    requester has no READ open: it drops them all).  --phase resp: those
+    READ responses alone (for qp_helper hold -r LEN -O -W, whose peer has
+    a later READ open: they are older than it and dropped).  With --uc
+    (qp_helper hold -u -R N -W): --phase send is a SEND_FIRST of one MTU
+    and a SEND_LAST of 16 bytes, of 0x11, at --psn and --psn + 1; --phase
+    dup is that LAST again and a SEND_MIDDLE of one MTU, of 0x22, both at
     --psn + 1 (behind the PSN the receiver expects: dropped)."""
-    for k in ("qpn", "psn", "peer_qpn"):
+    need = ("qpn", "peer_qpn") + (("psn",) if a.phase != "resp" else ())
+    for k in need:
         if getattr(a, k) is None:
             sys.exit("pktgen: late_dups needs --%s" % k.replace("_", "-"))
-    if a.phase == "dup" and not a.uc and (a.dup_psn is None or not a.len):
-        sys.exit("pktgen: late_dups --phase dup needs --dup-psn and --len")
+    if a.phase != "send" and not a.uc and (a.dup_psn is None or not a.len):
+        sys.exit("pktgen: late_dups --phase %s needs --dup-psn and --len"
+                 % a.phase)
+    if a.phase == "resp" and a.uc:
+        sys.exit("pktgen: late_dups --phase resp is RC only")
     rng = random.Random(a.seed)
     to_a = Gen(rng, a.src or a.dst, a.dst, udp_sport(a.peer_qpn, a.qpn))
     to_b = Gen(rng, a.src or a.dst, a.dst, udp_sport(a.qpn, a.peer_qpn))
     before = read_counters(a.dev)
     r0 = before.get("rcvd_pkts", 0)
-    psn = a.psn & 0xFFFFFF
+    psn = (a.psn or 0) & 0xFFFFFF
     fill = 0x11 if a.phase == "send" else 0x22
-    nresp = 0
+    pkts, want, nresp = [], {}, 0
     if a.uc:
         nxt = (psn + 1) & 0xFFFFFF
         if a.phase == "send":
@@ -1022,42 +1028,43 @@ def s_late_dups(a, sock):
                                 body=bytes([fill]) * 16, pad=0),
                     to_a.packet(0x21, a.qpn, psn=nxt,
                                 body=bytes([fill]) * a.mtu, pad=0)]
-        for p in pkts:
-            sock.sendto(p, (a.dst, 0))
-        print("late_dups %s: UC SEND packets of 0x%02x psn %#x.. to QP %#x"
-              % (a.phase, fill, psn, a.qpn))
-        settle(a, r0, len(pkts), a.settle)
-        if a.phase == "dup":
-            settle_counts(a, before, {"out_of_seq_request": len(pkts)})
-        print(stats_line([("sent", len(pkts))], counter_deltas(a, before)))
-        return 0
-    pkts = [to_a.packet(0x04, a.qpn, psn=psn, body=bytes([fill]) * 16,
-                        pad=0, ackreq=1)]
-    if a.phase == "dup":
-        n = max(1, (a.len + a.mtu - 1) // a.mtu)
-        aeth = b"\x1f" + bytes(3)      # ACK, no credit limit, MSN 0
-        for k in range(n):
-            body = aeth + b"\xee" * a.mtu
-            pkts.append(to_b.packet(0x10, a.peer_qpn,
-                                    psn=(a.dup_psn + k) & 0xFFFFFF,
-                                    body=body, pad=0))
-        for k in range(n):
-            op = 0x10 if n == 1 else 0x0d if k == 0 else \
-                0x0f if k == n - 1 else 0x0e
-            body = (b"" if op == 0x0e else aeth) + b"\xee" * a.mtu
-            pkts.append(to_b.packet(op, a.peer_qpn,
-                                    psn=(a.dup_psn + k) & 0xFFFFFF,
-                                    body=body, pad=0))
-        nresp = 2 * n
+            want["out_of_seq_request"] = len(pkts)
+        what = "UC SEND packets of 0x%02x psn %#x.. to QP %#x" % (
+            fill, psn, a.qpn)
+    else:
+        if a.phase != "resp":
+            pkts.append(to_a.packet(0x04, a.qpn, psn=psn,
+                                    body=bytes([fill]) * 16, pad=0,
+                                    ackreq=1))
+            what = "SEND_ONLY of 0x%02x psn %#x to QP %#x, " % (
+                fill, psn, a.qpn)
+        else:
+            what = ""
+        if a.phase != "send":
+            n = max(1, (a.len + a.mtu - 1) // a.mtu)
+            aeth = b"\x1f" + bytes(3)      # ACK, no credit limit, MSN 0
+            for k in range(n):
+                body = aeth + b"\xee" * a.mtu
+                pkts.append(to_b.packet(0x10, a.peer_qpn,
+                                        psn=(a.dup_psn + k) & 0xFFFFFF,
+                                        body=body, pad=0))
+            for k in range(n):
+                op = 0x10 if n == 1 else 0x0d if k == 0 else \
+                    0x0f if k == n - 1 else 0x0e
+                body = (b"" if op == 0x0e else aeth) + b"\xee" * a.mtu
+                pkts.append(to_b.packet(op, a.peer_qpn,
+                                        psn=(a.dup_psn + k) & 0xFFFFFF,
+                                        body=body, pad=0))
+            nresp = 2 * n
+            want["out_of_seq_response"] = nresp
+            if a.phase == "dup":
+                want["duplicate_request"] = 1
+        what += "%d READ responses to QP %#x" % (nresp, a.peer_qpn)
     for p in pkts:
         sock.sendto(p, (a.dst, 0))
-    print("late_dups %s: SEND_ONLY of 0x%02x psn %#x to QP %#x, %d READ "
-          "responses to QP %#x" % (a.phase, fill, psn, a.qpn, nresp,
-                                   a.peer_qpn))
+    print("late_dups %s: %s" % (a.phase, what))
     settle(a, r0, len(pkts), a.settle)
-    if a.phase == "dup":
-        settle_counts(a, before, {"duplicate_request": 1,
-                                  "out_of_seq_response": nresp})
+    settle_counts(a, before, want)
     print(stats_line([("sent", len(pkts)), ("responses", nresp)],
                      counter_deltas(a, before)))
     return 0
@@ -1100,7 +1107,7 @@ def main():
     st.add_argument("--mem-guard", type=int, default=0)
     st.add_argument("--settle", type=float, default=10)
     st.add_argument("--follow", default=None)
-    st.add_argument("--phase", choices=("send", "dup"), default="send")
+    st.add_argument("--phase", choices=("send", "dup", "resp"), default="send")
     st.add_argument("--uc", action="store_true")
     a = ap.parse_args()
     streams = [c for c in a.cls if c in STREAMS]

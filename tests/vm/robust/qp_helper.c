@@ -4,7 +4,7 @@
  * pair on one device and exposes it to tests/vm/robust/pktgen.py, which
  * then injects requests at it.
  *
- *   qp_helper [-d DEV] [-g GID_INDEX] hold [-s BYTES] [-m MODE] [-r BYTES] [-R N] [-u] [-W]
+ *   qp_helper [-d DEV] [-g GID_INDEX] hold [-s BYTES] [-m MODE] [-r BYTES] [-R N] [-u] [-O] [-W]
  *       QP pair A (target) <-> B, and an MR of -s BYTES (default 1 MiB)
  *       with IBV_ACCESS_REMOTE_READ only, in A's PD. MODE picks its memory:
  *         heap   malloc + memset (real memory)
@@ -36,8 +36,13 @@
  *       completion was printed, it prints whether a byte changed since the
  *       completion was polled, and for each receive WQE never completed
  *       whether its buffer is still all zero:
- *         WATCH lbuf|wr_id=N unchanged|untouched|changed at byte K
- *       then "WATCH done", and exits 0.
+ *         WATCH lbuf|obuf|wr_id=N unchanged|untouched|changed at byte K
+ *       then "WATCH done", and exits 0.  With -O (and -r), once the old
+ *       READ was polled, A goes to Error (it answers nothing more) and B
+ *       (its ACK timeout 4.3 s for this) posts a second READ of as many
+ *       bytes into "obuf" (watched: must stay zero), which stays open;
+ *       READY adds open_psn= (its first PSN) and the report
+ *         WATCH open_read open|completed status=<enum ibv_wc_status>
  *
  *   qp_helper [-d DEV] [-g GID_INDEX] churn [-n ROUNDS] [-t LIVE_MS]
  *       Per round: "CREATE round=i", 200 ms pause, then a 64 KiB MR
@@ -123,6 +128,8 @@ static long proc_kb(const char *file, const char *key)
 
 /* hold -u: the pair is UC */
 static enum ibv_qp_type qp_type = IBV_QPT_RC;
+/* the local ACK timeout, 4.096 us << this (hold -O: 2.1 s) */
+static uint8_t ack_timeout = 14;
 
 static struct ibv_qp *mk_qp(void)
 {
@@ -172,7 +179,7 @@ static void connect_qp(struct ibv_qp *qp, uint32_t dqpn, uint32_t rq_psn,
 		die("modify_qp RTR", rc);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
+	a.timeout = ack_timeout;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.sq_psn = sq_psn;
@@ -267,6 +274,8 @@ struct watch {
 static struct watch watches[64];
 static int nwatch, watching;
 static volatile sig_atomic_t stop;
+/* hold -O: B's READ that A never answers */
+static struct ibv_qp *open_qp;
 
 static void on_term(int sig)
 {
@@ -298,7 +307,21 @@ static void watch_polled(struct watch *w)
 
 static void watch_report(void)
 {
+	struct ibv_wc wc;
 	int i;
+
+	if (open_qp) {
+		const char *st = "open";
+		char buf[32];
+
+		while (ibv_poll_cq(cq, 1, &wc) == 1)
+			if (wc.qp_num == open_qp->qp_num && wc.wr_id == 2) {
+				snprintf(buf, sizeof(buf), "completed status=%d",
+					 wc.status);
+				st = buf;
+			}
+		printf("WATCH open_read %s\n", st);
+	}
 
 	for (i = 0; i < nwatch; i++) {
 		const struct watch *w = &watches[i];
@@ -388,10 +411,12 @@ static int cmd_hold(int argc, char **argv)
 	uint64_t t0, t1;
 	uint32_t psn0 = 0x1000, epsn;
 	char *buf, *lbuf = NULL;
-	int o, nrecv = 0;
+	int o, nrecv = 0, open_read = 0;
+	uint32_t open_psn = 0;
 
-	while ((o = getopt(argc, argv, "s:m:r:R:uW")) != -1) {
+	while ((o = getopt(argc, argv, "s:m:r:R:uOW")) != -1) {
 		switch (o) {
+		case 'O': open_read = 1; break;
 		case 'W': watching = 1; break;
 		case 'R': nrecv = atoi(optarg); break;
 		case 'u': qp_type = IBV_QPT_UC; break;
@@ -400,6 +425,10 @@ static int cmd_hold(int argc, char **argv)
 		case 'r': old_len = strtoull(optarg, NULL, 0); break;
 		default: return 2;
 		}
+	}
+	if (open_read && (!old_len || nrecv)) {
+		printf("FAIL usage: -O needs -r and no -R\n");
+		return 2;
 	}
 	if (old_len && qp_type == IBV_QPT_UC) {
 		printf("FAIL usage: -r needs RC, not -u\n");
@@ -435,6 +464,8 @@ static int cmd_hold(int argc, char **argv)
 	       size, mode, t1 - t0, mem0, mem1);
 	fflush(stdout);
 
+	if (open_read)
+		ack_timeout = 20;	/* 8 tries of the open READ take 34 s */
 	pair_up(&a, &b, psn0, 0x200000);
 	epsn = psn0;
 	if (old_len) {
@@ -489,14 +520,52 @@ static int cmd_hold(int argc, char **argv)
 		printf("old READ of %zu bytes completed (PSN %#x..%#x)\n",
 		       old_len, psn0, (epsn - 1) & 0xffffff);
 	}
+	if (open_read) {
+		struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+		struct ibv_send_wr wr = {}, *bad;
+		struct ibv_sge sge;
+		struct ibv_mr *omr;
+		char *obuf;
+		int rc;
+
+		rc = ibv_modify_qp(a, &qa, IBV_QP_STATE);
+		if (rc)
+			die("modify_qp A to ERR", rc);
+		obuf = aligned_alloc(4096, (old_len + 4095) & ~4095UL);
+		if (!obuf)
+			die("aligned_alloc", ENOMEM);
+		memset(obuf, 0, old_len);
+		omr = ibv_reg_mr(pd, obuf, old_len, IBV_ACCESS_LOCAL_WRITE);
+		if (!omr)
+			die("ibv_reg_mr (open READ)", errno);
+		if (watching)
+			watch_add(obuf, old_len, "obuf");
+		sge.addr = (uintptr_t)obuf;
+		sge.length = old_len;
+		sge.lkey = omr->lkey;
+		wr.wr_id = 2;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_RDMA_READ;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.rdma.remote_addr = (uintptr_t)buf;
+		wr.wr.rdma.rkey = mr->rkey;
+		rc = ibv_post_send(b, &wr, &bad);
+		if (rc)
+			die("ibv_post_send (open READ)", rc);
+		open_qp = b;
+		open_psn = epsn;
+		printf("open READ of %zu bytes posted (PSN %#x..), A in Error\n",
+		       old_len, open_psn);
+	}
 	if (nrecv > 0)
 		post_recvs(a, nrecv);
 	printf("READY qpn=%u peer_qpn=%u epsn=%u old_psn=%u old_len=%zu rkey=%u "
 	       "va=%" PRIu64 " len=%zu mtu=%u mode=%s reg_ms=%" PRIu64
-	       " reg_cost_kb=%ld\n",
+	       " reg_cost_kb=%ld open_psn=%u\n",
 	       a->qp_num, b->qp_num, epsn, psn0, old_len, mr->rkey,
 	       (uint64_t)(uintptr_t)buf, size, mtu_bytes, mode, t1 - t0,
-	       mem0 - mem1);
+	       mem0 - mem1, open_psn);
 	fflush(stdout);
 	if (watching)
 		signal(SIGTERM, on_term);
