@@ -3714,11 +3714,14 @@ static long wcb_bad(const unsigned char *p, size_t len, int r, int m)
  * 20 ms later a READ's buffer and b's polled receive buffers must still
  * hold what their owners wrote there after polling, and no completion
  * may be left over.  Loss, and so late duplicates, are not part of it.
+ * On a UC pair (@uc) every round ends in a signaled WRITE with immediate,
+ * whose receive completion tells that b has everything: the UC sender
+ * completes at transmit, so its copies must be taken by then.
  */
-static void t_wc_buffers_left_alone(void)
+static void t_wc_buffers_left_alone(int uc, const char *name)
 {
-	const char *name = "wc_buffers_left_alone";
-	enum { NM = 4, ROUNDS = 8, SLOT = 4096, WOFF = 16384, ROFF = 32768 };
+	enum { NM = 4, ROUNDS = 8, SLOT = 4096, WOFF = 16384, ROFF = 32768,
+	       IOFF = 61440 };
 	static const uint32_t lens[] = { 256, SLOT };
 	struct ibv_send_wr wr[2 * NM + 1], *bad_wr;
 	struct ibv_sge sge[2 * NM + 1];
@@ -3728,14 +3731,14 @@ static void t_wc_buffers_left_alone(void)
 	struct pair p;
 	int r, m, rc, read;
 
-	if (pair_up(name, &p, 7))
+	if (uc ? uc_pair_up(name, &p) : pair_up(name, &p, 7))
 		goto out;
 	a = (unsigned char *)p.bufa;
 	b = (unsigned char *)p.bufb;
 	for (r = 0; r < ROUNDS; r++) {
 		uint32_t len = lens[r % 2];
 
-		read = r / 2 % 2;
+		read = !uc && r / 2 % 2;
 		memset(wr, 0, sizeof(wr));
 		for (m = 0; m < NM; m++) {
 			wcb_fill(a + m * SLOT, len, r, m);
@@ -3763,8 +3766,14 @@ static void t_wc_buffers_left_alone(void)
 		memset((read ? a : b) + ROFF, read ? 0xaa : 0xbb, len);
 		sge[2 * NM] = (struct ibv_sge){ (uintptr_t)(a + ROFF), len,
 						p.mra->lkey };
-		wr[2 * NM].opcode = read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
+		wr[2 * NM].opcode = read ? IBV_WR_RDMA_READ : uc ?
+			IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
 		wr[2 * NM].send_flags = IBV_SEND_SIGNALED;
+		if (uc && post_recv1(p.b, 100 * r + 50, b + IOFF, 16,
+				     p.mrb->lkey)) {
+			failf(name, "round %d: post_recv for the immediate", r);
+			goto out;
+		}
 		wr[2 * NM].wr.rdma.remote_addr = (uintptr_t)(b + ROFF);
 		wr[2 * NM].wr.rdma.rkey = p.mrb->rkey;
 		for (m = 0; m <= 2 * NM; m++) {
@@ -3790,7 +3799,7 @@ static void t_wc_buffers_left_alone(void)
 		/* every buffer of a's WRs is a's again */
 		memset(a, 0xee, ROFF);
 		memset(a + ROFF, read ? 0xdd : 0xee, len);
-		bad = read ? -1 : wcb_bad(b + ROFF, len, r, 2 * NM);
+		bad = read || uc ? -1 : wcb_bad(b + ROFF, len, r, 2 * NM);
 		if (bad >= 0) {
 			failf(name, "round %d: signaled WRITE of %u B: byte %ld is 0x%02x, want 0x%02x (0xee: read after its completion)",
 			      r, len, bad, b[ROFF + bad], wcb_pat(r, 2 * NM, bad));
@@ -3816,6 +3825,18 @@ static void t_wc_buffers_left_alone(void)
 			}
 			memset(b + m * SLOT, 0xcc, len);
 		}
+		if (uc) {
+			if (want_wc(name, p.cqb, 100 * r + 50, IBV_WC_SUCCESS,
+				    10000))
+				goto out;
+			bad = wcb_bad(b + ROFF, len, r, 2 * NM);
+			if (bad >= 0) {
+				failf(name, "round %d: signaled WRITE with immediate of %u B: byte %ld is 0x%02x, want 0x%02x (0xee: read after its completion)",
+				      r, len, bad, b[ROFF + bad],
+				      wcb_pat(r, 2 * NM, bad));
+				goto out;
+			}
+		}
 		usleep(20000);
 		if (read && !bytes_are((char *)a + ROFF, len, 0xdd)) {
 			failf(name, "round %d: the READ buffer changed after its completion was polled, want all 0xdd",
@@ -3838,7 +3859,8 @@ static void t_wc_buffers_left_alone(void)
 	}
 	/* each 4 KiB round's 9 messages: 4 packets of the 1024 B MTU each */
 	zc1 = hw_counter("loopback_zcopy_pkts");
-	if (zc0 < 0 || zc1 - zc0 < ROUNDS / 2 * (2 * NM + 1) * (SLOT / 1024)) {
+	if (!uc && (zc0 < 0 ||
+		    zc1 - zc0 < ROUNDS / 2 * (2 * NM + 1) * (SLOT / 1024))) {
 		failf(name, "loopback_zcopy_pkts moved %ld -> %ld: the 4 KiB payloads were not sent by reference",
 		      zc0, zc1);
 		goto out;
@@ -9116,7 +9138,8 @@ int main(int argc, char **argv)
 	t_cq_arm_once();
 	t_ud_immediate_err();
 	t_sq_depth1_repost();
-	t_wc_buffers_left_alone();
+	t_wc_buffers_left_alone(0, "wc_buffers_left_alone");
+	t_wc_buffers_left_alone(1, "wc_buffers_left_alone_uc");
 	t_cqe_once_write_imm_bad_rkey();
 	t_cqe_once_err_mid_send();
 	t_user_inline_num_sge();
