@@ -833,14 +833,35 @@ static void kv_case_reg_fail_halts(struct kv_ctx *c, struct ib_mr *mr)
 	kv_pass(c, name);
 }
 
-/* Only a fast-registration key may be invalidated (o10-37.2.13). */
+/*
+ * Only a fast-registration key may be invalidated (o10-37.2.13), and the
+ * reserved one may be neither registered nor invalidated (o10-37.2.8):
+ * a REG_MR of the PD's local_dma_lkey region is refused at post.
+ */
 static void kv_case_inv_not_fast(struct kv_ctx *c)
 {
 	const char *name = "local_inv_of_dma_key";
 	struct ib_send_wr inv = { .wr_id = 41, .opcode = IB_WR_LOCAL_INV };
+	struct ib_reg_wr reg = {
+		.wr = { .opcode = IB_WR_REG_MR, .wr_id = 40 },
+		.access = REMOTE_ACCESS,
+	};
+	int err;
 
 	if (kv_pair(c))
 		return;
+	reg.mr = c->pd->__internal_mr;
+	if (!reg.mr || reg.mr->lkey != c->pd->local_dma_lkey) {
+		kv_fail(c, name, "the PD's local_dma_lkey %#x has no region of ib_core's",
+			c->pd->local_dma_lkey);
+		return;
+	}
+	reg.key = reg.mr->lkey;
+	err = kv_post_send(&c->a, &reg.wr);
+	if (err != -EINVAL) {
+		kv_fail(c, name, "post REG_MR of the reserved key: %d, want -EINVAL", err);
+		return;
+	}
 	inv.ex.invalidate_rkey = c->pd->local_dma_lkey;
 	if (kv_post_send(&c->a, &inv) ||
 	    kv_expect(c, name, &c->a, 41, IB_WC_LOC_QP_OP_ERR, IB_WC_LOCAL_INV,
@@ -1132,6 +1153,53 @@ out:
 	kv_qp_destroy(&c->a);
 	kv_qp_destroy(&c->b);
 	ib_dereg_mr(mr4);
+}
+
+/*
+ * Two regions over the same pages are invalidated one at a time
+ * (o10-37.2.13): LOCAL_INV of one refuses its key and leaves the other's
+ * working, over the same bytes.
+ */
+static void kv_case_inv_overlap(struct kv_ctx *c)
+{
+	const char *name = "local_inv_overlapping_regions";
+	struct ib_send_wr inv = { .wr_id = 131, .opcode = IB_WR_LOCAL_INV };
+	struct ib_mr *m1, *m2 = NULL;
+
+	m1 = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, NPAGES);
+	if (!IS_ERR(m1))
+		m2 = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, NPAGES);
+	if (IS_ERR(m1) || IS_ERR(m2)) {
+		kv_fail(c, name, "ib_alloc_mr: %ld", PTR_ERR(IS_ERR(m1) ? m1 : m2));
+		if (!IS_ERR(m1))
+			ib_dereg_mr(m1);
+		return;
+	}
+	if (kv_pair(c) || kv_fast_reg(c, name, m1, REMOTE_ACCESS, 130) ||
+	    kv_fast_reg(c, name, m2, REMOTE_ACCESS, 130))
+		goto out;
+	inv.ex.invalidate_rkey = m1->rkey;
+	if (kv_post_send(&c->a, &inv) ||
+	    kv_expect(c, name, &c->a, 131, IB_WC_SUCCESS, IB_WC_LOCAL_INV,
+		      NULL))
+		goto out;
+	kv_region_fill(c, 0);
+	memset(c->src, 0x4d, 256);
+	if (kv_rdma(c, name, m2, IB_WR_RDMA_WRITE, 300, 256, 132,
+		    IB_WC_SUCCESS) ||
+	    kv_region_check(c, name, 300, 256, 0x4d, 0))
+		goto out;
+	memset(c->src, 0x4e, 256);
+	if (kv_rdma(c, name, m1, IB_WR_RDMA_WRITE, 300, 256, 133,
+		    IB_WC_REM_ACCESS_ERR) ||
+	    kv_region_check(c, name, 300, 256, 0x4d, 0))
+		goto out;
+	kv_pass(c, name);
+out:
+	kv_qp_destroy(&c->a);
+	kv_qp_destroy(&c->b);
+	ib_dereg_mr(m2);
+	ib_dereg_mr(m1);
 }
 
 /*
@@ -1810,6 +1878,7 @@ static int __init sroce_kverbs_init(void)
 	kv_case_reg_past_list(c);
 	kv_case_lkey_new_byte(c);
 	kv_case_srq_pd(c);
+	kv_case_inv_overlap(c);
 	kv_case_reg_bad_key(c, mr);
 	kv_case_mcast_block_self(c);
 	kv_case_cq_overflow_drain(c);

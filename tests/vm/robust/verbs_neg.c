@@ -6367,6 +6367,66 @@ out:
 	mw_down(&p, mr, mw2);
 }
 
+/*
+ * o10-37.2.32: a type 2 window's key keeps the index the CI gave it; a
+ * bind WR may choose only its low 8 bits.  One naming another index fails
+ * (MW_BIND_ERR) and ends the QP.
+ */
+static void t_mw_type2_other_index(void)
+{
+	const char *name = "mw_type2_bind_other_index_refused";
+	struct ibv_send_wr wr = { .wr_id = 1, .opcode = IBV_WR_BIND_MW,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+	int r;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_2))
+		goto out;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey) ^ 0x100;
+	wr.bind_mw.bind_info.mr = mr;
+	wr.bind_mw.bind_info.addr = (uintptr_t)p.bufb;
+	wr.bind_mw.bind_info.length = 4096;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	r = ibv_post_send(p.b, &wr, &bad);
+	if (r) {
+		failf(name, "post_send BIND_MW: got %s, expected 0 and an error completion",
+		      errname(r));
+		goto out;
+	}
+	if (want_wc_op(name, p.cqb, 1, IBV_WC_MW_BIND_ERR, IBV_WC_BIND_MW,
+		       NULL))
+		goto out;
+	if (qp_state(p.b) != IBV_QPS_ERR) {
+		failf(name, "b in %s after the failed bind, expected ERR",
+		      qps(qp_state(p.b)));
+		goto out;
+	}
+	pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+/*
+ * o10-37.2.13: only a fast-registered region may be invalidated; a LOCAL_INV
+ * of a region from ibv_reg_mr completes LOC_QP_OP_ERR.
+ */
+static void t_local_inv_reg_mr(void)
+{
+	const char *name = "local_inv_of_reg_mr_refused";
+	struct pair p;
+
+	if (pair_up(name, &p, 7))
+		goto out;
+	if (local_inv_b(name, &p, p.mrb->rkey, 1, IBV_WC_LOC_QP_OP_ERR))
+		goto out;
+	pass(name);
+out:
+	pair_down(&p);
+}
+
 /* o10-37.2.40: a type 2 window cannot be bound with length 0. */
 static void t_mw_type2_zero_len(void)
 {
@@ -8622,6 +8682,8 @@ static void t_mw(void)
 	t_mw_type2_write();
 	t_mw_uc_bind();
 	t_mw_type2_zero_len();
+	t_mw_type2_other_index();
+	t_local_inv_reg_mr();
 	t_mw_type2_zero_based();
 	t_mw_type2_local_inv();
 	t_mw_type2_send_inv();
