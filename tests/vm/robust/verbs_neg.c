@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <infiniband/verbs.h>
 
@@ -6427,6 +6428,262 @@ out:
 	pair_down(&p);
 }
 
+/*
+ * o10-37.2.35: a type 2 window cannot be bound through the type 1 verb:
+ * ibv_bind_mw refuses it at once, and the window stays unbound.
+ */
+static void t_mw_type2_bind_verb(void)
+{
+	const char *name = "mw_type2_ibv_bind_mw_refused";
+	struct ibv_mw_bind b = { .wr_id = 1, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_wc wc;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct pair p;
+	int r;
+
+	if (mw_setup(name, &p, &mr, &mw, IBV_MW_TYPE_2))
+		goto out;
+	b.bind_info.mr = mr;
+	b.bind_info.addr = (uintptr_t)p.bufb;
+	b.bind_info.length = 4096;
+	b.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	r = ibv_bind_mw(p.b, mw, &b);
+	if (r != EINVAL) {
+		failf(name, "ibv_bind_mw of a type 2 window: got %s, expected EINVAL",
+		      errname(r));
+		goto out;
+	}
+	if (poll1(p.cqb, &wc, 200) == 1) {
+		failf(name, "a completion for the refused bind: wr_id %llu %s",
+		      (unsigned long long)wc.wr_id, st(wc.status));
+		goto out;
+	}
+	/* b is still in RTS, and the window binds by a WR as it should */
+	if (mw_bind2(name, &p, mw, mr, p.bufb, 4096, IBV_ACCESS_REMOTE_WRITE,
+		     2, IBV_WC_SUCCESS, NULL))
+		goto out;
+	pass(name);
+out:
+	mw_down(&p, mr, mw);
+}
+
+/* /proc/self/status VmPin: pages pinned by this process (ib_umem). */
+static long vm_pin_kb(void)
+{
+	char line[256];
+	long v = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmPin:", 6)) {
+			v = strtol(line + 6, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/*
+ * C10-45: a registration succeeds whole or fails whole.  A range of 64
+ * pages with page 48 unmapped fails (EFAULT) once the 48 before it were
+ * pinned: afterwards none stays pinned (VmPin) and nothing holds the PD;
+ * the 48 pages alone register and pin 192 kB, and deregistration frees it.
+ */
+static void t_reg_mr_hole(void)
+{
+	const char *name = "reg_mr_hole_fails_whole";
+	const size_t pg = 4096, n = 64, hole = 48;
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	long pin0, pin1, pin2;
+	struct ibv_mr *mr;
+	char *buf;
+	int r;
+
+	buf = mmap(NULL, n * pg, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!pd || buf == MAP_FAILED) {
+		failf(name, "setup: %s", strerror(errno));
+		if (pd)
+			ibv_dealloc_pd(pd);
+		return;
+	}
+	memset(buf, 0x31, n * pg);
+	munmap(buf + hole * pg, pg);
+	pin0 = vm_pin_kb();
+	errno = 0;
+	mr = ibv_reg_mr(pd, buf, n * pg, acc);
+	pin1 = vm_pin_kb();
+	if (mr) {
+		failf(name, "a range with an unmapped page registered (lkey %#x)",
+		      mr->lkey);
+		ibv_dereg_mr(mr);
+		goto out;
+	}
+	if (errno != EFAULT) {
+		failf(name, "reg_mr over the hole: %s, expected EFAULT",
+		      strerror(errno));
+		goto out;
+	}
+	if (pin0 < 0 || pin1 != pin0) {
+		failf(name, "VmPin %ld -> %ld kB across the failed registration: pages left pinned",
+		      pin0, pin1);
+		goto out;
+	}
+	mr = ibv_reg_mr(pd, buf, hole * pg, acc);
+	pin2 = vm_pin_kb();
+	if (!mr) {
+		failf(name, "reg_mr of the %zu pages before the hole: %s", hole,
+		      strerror(errno));
+		goto out;
+	}
+	r = ibv_dereg_mr(mr);
+	if (pin2 - pin0 != (long)(hole * pg / 1024) || r ||
+	    vm_pin_kb() != pin0) {
+		failf(name, "VmPin %ld kB, %ld registered, %ld after dereg (%s): want +%zu, then back",
+		      pin0, pin2, vm_pin_kb(), errname(r), hole * pg / 1024);
+		goto out;
+	}
+	r = ibv_dealloc_pd(pd);
+	pd = NULL;
+	if (r) {
+		failf(name, "dealloc_pd after the registrations: %s", errname(r));
+		goto out;
+	}
+	pass(name);
+out:
+	if (pd)
+		ibv_dealloc_pd(pd);
+	munmap(buf, hole * pg);
+	munmap(buf + (hole + 1) * pg, (n - hole - 1) * pg);
+}
+
+/*
+ * C10-45 where the failure is the driver's own, after the pages were
+ * pinned: one page registered over and over until the device has no MR
+ * left (max_mr).  The registration that fails leaves VmPin as it was (the
+ * driver released its pin) and takes no slot: once one MR is deregistered,
+ * one more registers.
+ */
+static void t_reg_mr_limit(void)
+{
+	const char *name = "reg_mr_past_max_mr_unpins";
+	struct ibv_device_attr da;
+	struct ibv_mr **mrs = NULL;
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	long pin0, pin1;
+	int i, n = 0, cap, e = 0;
+	char *page = aligned_alloc(4096, 4096);
+
+	if (!pd || !page || ibv_query_device(ctx, &da)) {
+		failf(name, "setup: %s", strerror(errno));
+		goto out;
+	}
+	cap = da.max_mr + 16;
+	mrs = calloc(cap, sizeof(*mrs));
+	if (!mrs) {
+		failf(name, "setup: no memory for %d MRs", cap);
+		goto out;
+	}
+	memset(page, 0x42, 4096);
+	for (n = 0; n < cap; n++) {
+		pin0 = vm_pin_kb();
+		errno = 0;
+		mrs[n] = ibv_reg_mr(pd, page, 4096, IBV_ACCESS_LOCAL_WRITE);
+		if (!mrs[n]) {
+			e = errno;
+			break;
+		}
+	}
+	pin1 = vm_pin_kb();
+	if (n == cap || n > da.max_mr) {
+		failf(name, "%d registrations of one page succeeded, max_mr is %d",
+		      n, da.max_mr);
+		goto out;
+	}
+	if (e != ENOMEM || n < da.max_mr / 2) {
+		failf(name, "registration %d failed with %s, expected ENOMEM near max_mr %d",
+		      n + 1, strerror(e), da.max_mr);
+		goto out;
+	}
+	if (pin0 < 0 || pin1 != pin0) {
+		failf(name, "VmPin %ld -> %ld kB across the registration the driver refused: its pin was kept",
+		      pin0, pin1);
+		goto out;
+	}
+	/* the refused one took no slot: one freed is one to register again */
+	ibv_dereg_mr(mrs[n - 1]);
+	mrs[n - 1] = ibv_reg_mr(pd, page, 4096, IBV_ACCESS_LOCAL_WRITE);
+	if (!mrs[n - 1]) {
+		failf(name, "after one of %d MRs was deregistered, registering again failed: %s",
+		      n, strerror(errno));
+		goto out;
+	}
+	printf("# %s: %d registrations, then ENOMEM; VmPin %ld kB before and after it\n",
+	       name, n, pin0);
+	pass(name);
+out:
+	for (i = 0; i < n; i++)
+		if (mrs[i])
+			ibv_dereg_mr(mrs[i]);
+	free(mrs);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	free(page);
+}
+
+/*
+ * C10-52.2.1: a registered region's pages stay in memory while it is
+ * registered.  b's 16 pages of 0x5c are registered, then dropped from
+ * the process (MADV_DONTNEED: b reads zeros); a READ through the R_Key
+ * still returns 0x5c from the pinned pages.
+ */
+static void t_reg_mr_pages_pinned(void)
+{
+	const char *name = "reg_mr_pages_stay_pinned";
+	const size_t len = 16 * 4096;
+	struct ibv_mr *mr = NULL;
+	struct pair p;
+	char *reg;
+
+	reg = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (reg == MAP_FAILED) {
+		failf(name, "setup: mmap: %s", strerror(errno));
+		return;
+	}
+	if (pair_up(name, &p, 7))
+		goto out;
+	memset(reg, 0x5c, len);
+	mr = ibv_reg_mr(p.pd, reg, len, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_READ);
+	if (!mr) {
+		failf(name, "setup: reg_mr: %s", strerror(errno));
+		goto out;
+	}
+	if (madvise(reg, len, MADV_DONTNEED) || !bytes_are(reg, len, 0)) {
+		failf(name, "setup: MADV_DONTNEED did not drop the process's pages");
+		goto out;
+	}
+	memset(p.bufa, 0, len);
+	if (mw_rdma(name, &p, IBV_WR_RDMA_READ, 1, p.bufa, len, reg, mr->rkey,
+		    IBV_WC_SUCCESS))
+		goto out;
+	if (!bytes_are(p.bufa, len, 0x5c)) {
+		failf(name, "the READ returned other bytes than the 0x5c registered: the region's pages were not kept");
+		goto out;
+	}
+	pass(name);
+out:
+	if (mr)
+		ibv_dereg_mr(mr);
+	pair_down(&p);
+	munmap(reg, len);
+}
+
 /* o10-37.2.40: a type 2 window cannot be bound with length 0. */
 static void t_mw_type2_zero_len(void)
 {
@@ -8683,7 +8940,11 @@ static void t_mw(void)
 	t_mw_uc_bind();
 	t_mw_type2_zero_len();
 	t_mw_type2_other_index();
+	t_mw_type2_bind_verb();
 	t_local_inv_reg_mr();
+	t_reg_mr_hole();
+	t_reg_mr_limit();
+	t_reg_mr_pages_pinned();
 	t_mw_type2_zero_based();
 	t_mw_type2_local_inv();
 	t_mw_type2_send_inv();
