@@ -1035,6 +1035,7 @@ static void kv_case_reg_past_list(struct kv_ctx *c)
 		goto out;
 	reg.mr = mr3;
 	reg.key = mr3->rkey;
+	/* a REG_MR takes the length the consumer left in the MR at post */
 	mr3->length = BUF_LEN;
 	if (kv_post_send(&c->a, &reg.wr)) {
 		kv_fail(c, name, "post REG_MR");
@@ -1143,9 +1144,13 @@ static void kv_case_lkey_new_byte(struct kv_ctx *c)
 	if (kv_expect(c, name, &c->a, 114, IB_WC_LOC_PROT_ERR, IB_WC_SEND,
 		      NULL))
 		goto out;
-	if (kv_poll_ms(&c->b, &wc, 300) != -ETIMEDOUT || c->dst[0]) {
+	if (kv_poll_ms(&c->b, &wc, 300) != -ETIMEDOUT) {
 		kv_fail(c, name, "the peer got wr_id %llu %s: the SEND left through a stale L_Key",
 			wc.wr_id, ib_wc_status_msg(wc.status));
+		goto out;
+	}
+	if (c->dst[0]) {
+		kv_fail(c, name, "the receive buffer changed: the SEND left through a stale L_Key");
 		goto out;
 	}
 	kv_pass(c, name);
@@ -1153,6 +1158,69 @@ out:
 	kv_qp_destroy(&c->a);
 	kv_qp_destroy(&c->b);
 	ib_dereg_mr(mr4);
+}
+
+/* ib_map_mr_sg of 3 pages of @c, the first @len0 long, the second from @off1. */
+static int kv_map3(struct kv_ctx *c, struct ib_mr *mr, u32 len0, u32 off1,
+		   unsigned int page_size)
+{
+	struct scatterlist sg[3];
+	int n;
+
+	sg_init_table(sg, 3);
+	sg_set_page(&sg[0], c->pages[0], len0, 0);
+	sg_set_page(&sg[1], c->pages[1], PAGE_SIZE - off1, off1);
+	sg_set_page(&sg[2], c->pages[2], PAGE_SIZE, 0);
+	if (ib_dma_map_sg(c->dev, sg, 3, DMA_BIDIRECTIONAL) != 3)
+		return -ENOMEM;
+	n = ib_map_mr_sg(mr, sg, 3, NULL, page_size);
+	ib_dma_unmap_sg(c->dev, sg, 3, DMA_BIDIRECTIONAL);
+	return n;
+}
+
+/*
+ * A fast-registration page list takes only whole pages (C10-53.2.1): an
+ * element that starts past a page boundary, or one that ends before it
+ * with another behind, ends the list there, and a page size the device
+ * does not support is refused.  Whole pages map whole.
+ */
+static void kv_case_map_misaligned(struct kv_ctx *c)
+{
+	const char *name = "map_mr_sg_page_boundaries";
+	struct ib_mr *m;
+	int n;
+
+	m = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, NPAGES);
+	if (IS_ERR(m)) {
+		kv_fail(c, name, "ib_alloc_mr: %ld", PTR_ERR(m));
+		return;
+	}
+	n = kv_map3(c, m, PAGE_SIZE, 256, PAGE_SIZE);
+	if (n != 1 || m->length != PAGE_SIZE) {
+		kv_fail(c, name, "an element starting 256 bytes into its page: mapped %d of 3, %llu bytes; want 1, one page",
+			n, m->length);
+		goto out;
+	}
+	n = kv_map3(c, m, 2048, 0, PAGE_SIZE);
+	if (n != 1 || m->length != 2048) {
+		kv_fail(c, name, "a first element ending mid-page: mapped %d of 3, %llu bytes; want 1, 2048 bytes",
+			n, m->length);
+		goto out;
+	}
+	n = kv_map3(c, m, PAGE_SIZE, 0, 2048);
+	if (n != -EINVAL) {
+		kv_fail(c, name, "a 2048-byte page size: %d, want -EINVAL", n);
+		goto out;
+	}
+	n = kv_map3(c, m, PAGE_SIZE, 0, PAGE_SIZE);
+	if (n != 3 || m->length != 3 * PAGE_SIZE) {
+		kv_fail(c, name, "3 whole pages: mapped %d, %llu bytes", n,
+			m->length);
+		goto out;
+	}
+	kv_pass(c, name);
+out:
+	ib_dereg_mr(m);
 }
 
 /*
@@ -1879,6 +1947,7 @@ static int __init sroce_kverbs_init(void)
 	kv_case_lkey_new_byte(c);
 	kv_case_srq_pd(c);
 	kv_case_inv_overlap(c);
+	kv_case_map_misaligned(c);
 	kv_case_reg_bad_key(c, mr);
 	kv_case_mcast_block_self(c);
 	kv_case_cq_overflow_drain(c);

@@ -949,7 +949,7 @@ t_netns_exclusive() {
 # byte and completion by completion inside the module; it prints one line
 # per case.
 # A case the device or kernel cannot run prints SKIP instead of PASS.
-KVERBS_CASES=19
+KVERBS_CASES=20
 # --- per-QP counters (rdma statistic qp) ---------------------------------
 # A QP bound to an rdma_counter counts there only; the core adds the
 # counters, and those of counters gone, to the link's.  So the link moves

@@ -87,8 +87,8 @@
 #                (C10-107).
 #   late_resp_read_open  qp_helper hold -m heap -r 4096 -O -W: B READs
 #                4 KiB from A and polls it; A then goes to Error and B
-#                posts a second 4 KiB READ, which stays open (B retries it
-#                every 4.3 s). pktgen.py late_dups --phase resp sends B the
+#                posts a second 4 KiB READ, which stays open (B has no ACK
+#                timeout). pktgen.py late_dups --phase resp sends B the
 #                8 READ responses of 0xEE for the first READ's PSNs, older
 #                than the open one's: both buffers stay as they were (the
 #                first as polled, the second all zero), the second READ is
