@@ -135,6 +135,12 @@ static void kv_qp_destroy(struct kv_qp *q)
 	q->cq = NULL;
 }
 
+static void kv_pair_destroy(struct kv_ctx *c)
+{
+	kv_qp_destroy(&c->a);
+	kv_qp_destroy(&c->b);
+}
+
 static int kv_qp_create(struct kv_ctx *c, struct ib_pd *pd, struct kv_qp *q)
 {
 	struct ib_qp_init_attr init = {
@@ -215,8 +221,7 @@ static int kv_pair(struct kv_ctx *c)
 	struct ib_pd *pd = c->pair_pd ?: c->pd;
 	int err;
 
-	kv_qp_destroy(&c->a);
-	kv_qp_destroy(&c->b);
+	kv_pair_destroy(c);
 	err = kv_qp_create(c, pd, &c->a) ?:
 	      kv_qp_create(c, pd, &c->b) ?:
 	      kv_qp_connect(c, &c->a, c->b.qp->qp_num) ?:
@@ -233,6 +238,34 @@ static int kv_post_send(struct kv_qp *q, struct ib_send_wr *wr)
 	return ib_post_send(q->qp, wr, &bad);
 }
 
+/* Post @wr on @q and expect exactly its completion next, with @status. */
+static int kv_post_expect(struct kv_ctx *c, const char *name, struct kv_qp *q,
+			  struct ib_send_wr *wr, enum ib_wc_status status,
+			  enum ib_wc_opcode opcode)
+{
+	int err = kv_post_send(q, wr);
+
+	if (err) {
+		kv_fail(c, name, "post of wr_id %llu (opcode %d): %d", wr->wr_id,
+			wr->opcode, err);
+		return err;
+	}
+	return kv_expect(c, name, q, wr->wr_id, status, opcode, NULL);
+}
+
+/* A fast-registration key of @pd for @pages pages; NULL (a failure) if none. */
+static struct ib_mr *kv_alloc_mr(struct kv_ctx *c, const char *name,
+				 struct ib_pd *pd, u32 pages)
+{
+	struct ib_mr *mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, pages);
+
+	if (IS_ERR(mr)) {
+		kv_fail(c, name, "ib_alloc_mr: %ld", PTR_ERR(mr));
+		return NULL;
+	}
+	return mr;
+}
+
 /* Map the buffer's pages into @mr and register it with a new key on a. */
 static int kv_fast_reg(struct kv_ctx *c, const char *name, struct ib_mr *mr,
 		       int access, u64 wr_id)
@@ -242,7 +275,7 @@ static int kv_fast_reg(struct kv_ctx *c, const char *name, struct ib_mr *mr,
 		.mr = mr,
 		.access = access,
 	};
-	int n, err;
+	int n;
 
 	n = ib_map_mr_sg(mr, c->sgl, NPAGES, NULL, PAGE_SIZE);
 	if (n != NPAGES) {
@@ -253,13 +286,8 @@ static int kv_fast_reg(struct kv_ctx *c, const char *name, struct ib_mr *mr,
 	mr->iova = (mr->iova & 0xffffffffULL) | (0x5a5aULL << 32);
 	ib_update_fast_reg_key(mr, (mr->rkey & 0xff) + 1);
 	reg.key = mr->rkey;
-	err = kv_post_send(&c->a, &reg.wr);
-	if (err) {
-		kv_fail(c, name, "post REG_MR: %d", err);
-		return err;
-	}
-	return kv_expect(c, name, &c->a, wr_id, IB_WC_SUCCESS, IB_WC_REG_MR,
-			 NULL);
+	return kv_post_expect(c, name, &c->a, &reg.wr, IB_WC_SUCCESS,
+			      IB_WC_REG_MR);
 }
 
 /* b reads or writes [off, off + len) of the region through @mr's rkey. */
@@ -278,16 +306,10 @@ static int kv_rdma(struct kv_ctx *c, const char *name, struct ib_mr *mr,
 		.remote_addr = mr->iova + off,
 		.rkey = mr->rkey,
 	};
-	int err = kv_post_send(&c->b, &wr.wr);
 
-	if (err) {
-		kv_fail(c, name, "post %s: %d", op == IB_WR_RDMA_WRITE ?
-			"WRITE" : "READ", err);
-		return err;
-	}
-	return kv_expect(c, name, &c->b, wr_id, want,
-			 op == IB_WR_RDMA_WRITE ? IB_WC_RDMA_WRITE :
-			 IB_WC_RDMA_READ, NULL);
+	return kv_post_expect(c, name, &c->b, &wr.wr, want,
+			      op == IB_WR_RDMA_WRITE ? IB_WC_RDMA_WRITE :
+			      IB_WC_RDMA_READ);
 }
 
 static u8 kv_region_byte(struct kv_ctx *c, u32 off)
@@ -335,8 +357,8 @@ static void kv_case_write_read(struct kv_ctx *c, struct ib_mr *mr)
 	}
 	/* FREE again for the next case's registration */
 	inv.ex.invalidate_rkey = mr->rkey;
-	if (kv_post_send(&c->a, &inv) ||
-	    kv_expect(c, name, &c->a, 4, IB_WC_SUCCESS, IB_WC_LOCAL_INV, NULL))
+	if (kv_post_expect(c, name, &c->a, &inv, IB_WC_SUCCESS,
+			   IB_WC_LOCAL_INV))
 		return;
 	kv_pass(c, name);
 }
@@ -360,7 +382,6 @@ static void kv_case_atomic_write(struct kv_ctx *c, struct ib_mr *mr)
 		.wr = { .opcode = IB_WR_ATOMIC_WRITE, .wr_id = 82,
 			.sg_list = &sge, .num_sge = 1 },
 	};
-	int err;
 
 	if (!(c->dev->attrs.device_cap_flags & IB_DEVICE_ATOMIC_WRITE)) {
 		pr_info("sroce_kverbs: SKIP %s: not advertised\n", name);
@@ -373,13 +394,8 @@ static void kv_case_atomic_write(struct kv_ctx *c, struct ib_mr *mr)
 		c->src[i] = 0xa0 + i;
 	wr.remote_addr = mr->iova + off;
 	wr.rkey = mr->rkey;
-	err = kv_post_send(&c->b, &wr.wr);
-	if (err) {
-		kv_fail(c, name, "post ATOMIC_WRITE: %d", err);
-		return;
-	}
-	if (kv_expect(c, name, &c->b, 82, IB_WC_SUCCESS, IB_WC_ATOMIC_WRITE,
-		      NULL))
+	if (kv_post_expect(c, name, &c->b, &wr.wr, IB_WC_SUCCESS,
+			   IB_WC_ATOMIC_WRITE))
 		return;
 	for (i = 0; i < BUF_LEN; i++) {
 		u8 want = i >= off && i < off + 8 ? 0xa0 + (i - off) : 0x5a;
@@ -391,8 +407,8 @@ static void kv_case_atomic_write(struct kv_ctx *c, struct ib_mr *mr)
 		}
 	}
 	inv.ex.invalidate_rkey = mr->rkey;
-	if (kv_post_send(&c->a, &inv) ||
-	    kv_expect(c, name, &c->a, 84, IB_WC_SUCCESS, IB_WC_LOCAL_INV, NULL))
+	if (kv_post_expect(c, name, &c->a, &inv, IB_WC_SUCCESS,
+			   IB_WC_LOCAL_INV))
 		return;
 	kv_pass(c, name);
 }
@@ -456,8 +472,8 @@ static void kv_case_local_inv(struct kv_ctx *c, struct ib_mr *mr)
 	if (kv_rdma(c, name, mr, IB_WR_RDMA_WRITE, 0, 64, 22, IB_WC_SUCCESS))
 		return;
 	inv.ex.invalidate_rkey = mr->rkey;
-	if (kv_post_send(&c->a, &inv) ||
-	    kv_expect(c, name, &c->a, 21, IB_WC_SUCCESS, IB_WC_LOCAL_INV, NULL))
+	if (kv_post_expect(c, name, &c->a, &inv, IB_WC_SUCCESS,
+			   IB_WC_LOCAL_INV))
 		return;
 	if (kv_rdma(c, name, mr, IB_WR_RDMA_READ, 0, 64, 23,
 		    IB_WC_REM_ACCESS_ERR))
@@ -642,8 +658,7 @@ static void kv_case_inv_midway(struct kv_ctx *c)
 	kv_fail(c, name, "the WRITE landed whole before the invalidation, 8 times: never caught midway");
 out:
 	/* nothing may point into the region once it is freed */
-	kv_qp_destroy(&c->a);
-	kv_qp_destroy(&c->b);
+	kv_pair_destroy(c);
 	if (mr)
 		ib_dereg_mr(mr);
 	if (mapped)
@@ -735,8 +750,8 @@ static void kv_case_reg_chain(struct kv_ctx *c, struct ib_mr *mr)
 		return;
 	/* VALID from the cases before: FREE it first */
 	inv.ex.invalidate_rkey = mr->rkey;
-	if (kv_post_send(&c->a, &inv) ||
-	    kv_expect(c, name, &c->a, 73, IB_WC_SUCCESS, IB_WC_LOCAL_INV, NULL) ||
+	if (kv_post_expect(c, name, &c->a, &inv, IB_WC_SUCCESS,
+			   IB_WC_LOCAL_INV) ||
 	    kv_map(c, name, mr))
 		return;
 	kv_region_fill(c, 0);
@@ -863,9 +878,8 @@ static void kv_case_inv_not_fast(struct kv_ctx *c)
 		return;
 	}
 	inv.ex.invalidate_rkey = c->pd->local_dma_lkey;
-	if (kv_post_send(&c->a, &inv) ||
-	    kv_expect(c, name, &c->a, 41, IB_WC_LOC_QP_OP_ERR, IB_WC_LOCAL_INV,
-		      NULL))
+	if (kv_post_expect(c, name, &c->a, &inv, IB_WC_LOC_QP_OP_ERR,
+			   IB_WC_LOCAL_INV))
 		return;
 	kv_pass(c, name);
 }
@@ -917,11 +931,9 @@ static void kv_case_remote_inv_other_pd(struct kv_ctx *c)
 	const struct ib_recv_wr *bad;
 	struct ib_mr *mr2;
 
-	mr2 = ib_alloc_mr(c->pd2, IB_MR_TYPE_MEM_REG, NPAGES);
-	if (IS_ERR(mr2)) {
-		kv_fail(c, name, "ib_alloc_mr: %ld", PTR_ERR(mr2));
+	mr2 = kv_alloc_mr(c, name, c->pd2, NPAGES);
+	if (!mr2)
 		return;
-	}
 	if (kv_pair_pd2(c) || kv_fast_reg(c, name, mr2, REMOTE_ACCESS, 49) ||
 	    kv_pair(c))
 		goto out;
@@ -950,8 +962,7 @@ static void kv_case_remote_inv_other_pd(struct kv_ctx *c)
 		goto out;
 	kv_pass(c, name);
 out:
-	kv_qp_destroy(&c->a);
-	kv_qp_destroy(&c->b);
+	kv_pair_destroy(c);
 	ib_dereg_mr(mr2);
 }
 
@@ -970,21 +981,15 @@ static void kv_case_reg_other_pd(struct kv_ctx *c)
 	};
 	struct ib_mr *mr2;
 
-	mr2 = ib_alloc_mr(c->pd2, IB_MR_TYPE_MEM_REG, NPAGES);
-	if (IS_ERR(mr2)) {
-		kv_fail(c, name, "ib_alloc_mr: %ld", PTR_ERR(mr2));
+	mr2 = kv_alloc_mr(c, name, c->pd2, NPAGES);
+	if (!mr2)
 		return;
-	}
 	if (kv_pair(c) || kv_map(c, name, mr2))
 		goto out;
 	reg.mr = mr2;
 	reg.key = mr2->rkey;
-	if (kv_post_send(&c->a, &reg.wr)) {
-		kv_fail(c, name, "post REG_MR");
-		goto out;
-	}
-	if (kv_expect(c, name, &c->a, 90, IB_WC_LOC_QP_OP_ERR, IB_WC_REG_MR,
-		      NULL))
+	if (kv_post_expect(c, name, &c->a, &reg.wr, IB_WC_LOC_QP_OP_ERR,
+			   IB_WC_REG_MR))
 		goto out;
 	kv_region_fill(c, 0);
 	memset(c->src, 0x77, 64);
@@ -999,8 +1004,7 @@ static void kv_case_reg_other_pd(struct kv_ctx *c)
 		goto out;
 	kv_pass(c, name);
 out:
-	kv_qp_destroy(&c->a);
-	kv_qp_destroy(&c->b);
+	kv_pair_destroy(c);
 	ib_dereg_mr(mr2);
 }
 
@@ -1019,11 +1023,9 @@ static void kv_case_reg_past_list(struct kv_ctx *c)
 	struct ib_mr *mr3;
 	int n;
 
-	mr3 = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, 2);
-	if (IS_ERR(mr3)) {
-		kv_fail(c, name, "ib_alloc_mr: %ld", PTR_ERR(mr3));
+	mr3 = kv_alloc_mr(c, name, c->pd, 2);
+	if (!mr3)
 		return;
-	}
 	n = ib_map_mr_sg(mr3, c->sgl, NPAGES, NULL, PAGE_SIZE);
 	if (n != 2 || mr3->length != 2 * PAGE_SIZE) {
 		kv_fail(c, name, "a 2-page key mapped %d of %d pages, %llu bytes",
@@ -1037,17 +1039,14 @@ static void kv_case_reg_past_list(struct kv_ctx *c)
 	reg.key = mr3->rkey;
 	/* a REG_MR takes the length the consumer left in the MR at post */
 	mr3->length = BUF_LEN;
-	if (kv_post_send(&c->a, &reg.wr)) {
-		kv_fail(c, name, "post REG_MR");
-		goto out;
-	}
-	if (kv_expect(c, name, &c->a, 95, IB_WC_LOC_QP_OP_ERR, IB_WC_REG_MR,
-		      NULL))
+	if (kv_post_expect(c, name, &c->a, &reg.wr, IB_WC_LOC_QP_OP_ERR,
+			   IB_WC_REG_MR))
 		goto out;
 	mr3->length = 2 * PAGE_SIZE;
 	reg.wr.wr_id = 96;
-	if (kv_pair(c) || kv_post_send(&c->a, &reg.wr) ||
-	    kv_expect(c, name, &c->a, 96, IB_WC_SUCCESS, IB_WC_REG_MR, NULL))
+	if (kv_pair(c) ||
+	    kv_post_expect(c, name, &c->a, &reg.wr, IB_WC_SUCCESS,
+			   IB_WC_REG_MR))
 		goto out;
 	kv_region_fill(c, 0);
 	memset(c->src, 0x66, PAGE_SIZE);
@@ -1063,8 +1062,7 @@ static void kv_case_reg_past_list(struct kv_ctx *c)
 		goto out;
 	kv_pass(c, name);
 out:
-	kv_qp_destroy(&c->a);
-	kv_qp_destroy(&c->b);
+	kv_pair_destroy(c);
 	ib_dereg_mr(mr3);
 }
 
@@ -1089,18 +1087,15 @@ static void kv_case_lkey_new_byte(struct kv_ctx *c)
 	struct ib_wc wc;
 	u32 old_lkey, i;
 
-	mr4 = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, NPAGES);
-	if (IS_ERR(mr4)) {
-		kv_fail(c, name, "ib_alloc_mr: %ld", PTR_ERR(mr4));
+	mr4 = kv_alloc_mr(c, name, c->pd, NPAGES);
+	if (!mr4)
 		return;
-	}
 	if (kv_pair(c) || kv_fast_reg(c, name, mr4, REMOTE_ACCESS, 110))
 		goto out;
 	old_lkey = mr4->lkey;
 	inv.ex.invalidate_rkey = mr4->rkey;
-	if (kv_post_send(&c->a, &inv) ||
-	    kv_expect(c, name, &c->a, 111, IB_WC_SUCCESS, IB_WC_LOCAL_INV,
-		      NULL) ||
+	if (kv_post_expect(c, name, &c->a, &inv, IB_WC_SUCCESS,
+			   IB_WC_LOCAL_INV) ||
 	    kv_fast_reg(c, name, mr4, REMOTE_ACCESS, 110))
 		goto out;
 	if (mr4->lkey == old_lkey || (mr4->lkey >> 8) != (old_lkey >> 8)) {
@@ -1155,8 +1150,7 @@ static void kv_case_lkey_new_byte(struct kv_ctx *c)
 	}
 	kv_pass(c, name);
 out:
-	kv_qp_destroy(&c->a);
-	kv_qp_destroy(&c->b);
+	kv_pair_destroy(c);
 	ib_dereg_mr(mr4);
 }
 
@@ -1190,11 +1184,9 @@ static void kv_case_map_misaligned(struct kv_ctx *c)
 	struct ib_mr *m;
 	int n;
 
-	m = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, NPAGES);
-	if (IS_ERR(m)) {
-		kv_fail(c, name, "ib_alloc_mr: %ld", PTR_ERR(m));
+	m = kv_alloc_mr(c, name, c->pd, NPAGES);
+	if (!m)
 		return;
-	}
 	n = kv_map3(c, m, PAGE_SIZE, 256, PAGE_SIZE);
 	if (n != 1 || m->length != PAGE_SIZE) {
 		kv_fail(c, name, "an element starting 256 bytes into its page: mapped %d of 3, %llu bytes; want 1, one page",
@@ -1232,24 +1224,22 @@ static void kv_case_inv_overlap(struct kv_ctx *c)
 {
 	const char *name = "local_inv_overlapping_regions";
 	struct ib_send_wr inv = { .wr_id = 131, .opcode = IB_WR_LOCAL_INV };
-	struct ib_mr *m1, *m2 = NULL;
+	struct ib_mr *m1, *m2;
 
-	m1 = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, NPAGES);
-	if (!IS_ERR(m1))
-		m2 = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, NPAGES);
-	if (IS_ERR(m1) || IS_ERR(m2)) {
-		kv_fail(c, name, "ib_alloc_mr: %ld", PTR_ERR(IS_ERR(m1) ? m1 : m2));
-		if (!IS_ERR(m1))
-			ib_dereg_mr(m1);
+	m1 = kv_alloc_mr(c, name, c->pd, NPAGES);
+	if (!m1)
+		return;
+	m2 = kv_alloc_mr(c, name, c->pd, NPAGES);
+	if (!m2) {
+		ib_dereg_mr(m1);
 		return;
 	}
 	if (kv_pair(c) || kv_fast_reg(c, name, m1, REMOTE_ACCESS, 130) ||
 	    kv_fast_reg(c, name, m2, REMOTE_ACCESS, 130))
 		goto out;
 	inv.ex.invalidate_rkey = m1->rkey;
-	if (kv_post_send(&c->a, &inv) ||
-	    kv_expect(c, name, &c->a, 131, IB_WC_SUCCESS, IB_WC_LOCAL_INV,
-		      NULL))
+	if (kv_post_expect(c, name, &c->a, &inv, IB_WC_SUCCESS,
+			   IB_WC_LOCAL_INV))
 		goto out;
 	kv_region_fill(c, 0);
 	memset(c->src, 0x4d, 256);
@@ -1264,8 +1254,7 @@ static void kv_case_inv_overlap(struct kv_ctx *c)
 		goto out;
 	kv_pass(c, name);
 out:
-	kv_qp_destroy(&c->a);
-	kv_qp_destroy(&c->b);
+	kv_pair_destroy(c);
 	ib_dereg_mr(m2);
 	ib_dereg_mr(m1);
 }
@@ -1362,13 +1351,12 @@ static void kv_case_srq_pd(struct kv_ctx *c)
 		goto out;
 	ssge.lkey = c->pd2->local_dma_lkey;
 	swr.wr_id = 126;
-	if (kv_post_send(&c->a, &swr) ||
-	    kv_expect(c, name, &c->a, 126, IB_WC_LOC_PROT_ERR, IB_WC_SEND, NULL))
+	if (kv_post_expect(c, name, &c->a, &swr, IB_WC_LOC_PROT_ERR,
+			   IB_WC_SEND))
 		goto out;
 	kv_pass(c, name);
 out:
-	kv_qp_destroy(&c->a);
-	kv_qp_destroy(&c->b);
+	kv_pair_destroy(c);
 	ib_destroy_srq(srq);
 }
 
@@ -1437,8 +1425,8 @@ static void kv_case_cq_resize(struct kv_ctx *c, struct ib_mr *mr)
 				return;
 	}
 	inv.ex.invalidate_rkey = mr->rkey;
-	if (kv_post_send(&c->a, &inv) ||
-	    kv_expect(c, name, &c->a, 9, IB_WC_SUCCESS, IB_WC_LOCAL_INV, NULL))
+	if (kv_post_expect(c, name, &c->a, &inv, IB_WC_SUCCESS,
+			   IB_WC_LOCAL_INV))
 		return;
 	kv_pass(c, name);
 }
@@ -1872,8 +1860,7 @@ static void kv_cleanup(struct kv_ctx *c)
 {
 	int i;
 
-	kv_qp_destroy(&c->a);
-	kv_qp_destroy(&c->b);
+	kv_pair_destroy(c);
 	if (c->pages[0])
 		ib_dma_unmap_sg(c->dev, c->sgl, NPAGES, DMA_BIDIRECTIONAL);
 	for (i = 0; i < NPAGES; i++)
@@ -1951,8 +1938,7 @@ static int __init sroce_kverbs_init(void)
 	kv_case_reg_bad_key(c, mr);
 	kv_case_mcast_block_self(c);
 	kv_case_cq_overflow_drain(c);
-	kv_qp_destroy(&c->a);
-	kv_qp_destroy(&c->b);
+	kv_pair_destroy(c);
 	ib_dereg_mr(mr);
 	pr_info("sroce_kverbs: %d passed, %d failed\n", c->passes, c->fails);
 	err = c->fails ? -EIO : 0;

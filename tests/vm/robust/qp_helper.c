@@ -401,11 +401,52 @@ static void print_cqes(struct ibv_qp *qp)
 	watch_report();
 }
 
+/*
+ * hold -r/-O: B posts a signaled READ of @len bytes at @remote through
+ * @mr into a new zeroed local buffer, which it returns.
+ */
+static char *post_read(struct ibv_qp *b, const struct ibv_mr *mr,
+		       const void *remote, size_t len, uint64_t wr_id,
+		       const char *what)
+{
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_sge sge;
+	struct ibv_mr *lmr;
+	char *lbuf, msg[64];
+	int rc;
+
+	lbuf = aligned_alloc(4096, (len + 4095) & ~4095UL);
+	if (!lbuf)
+		die("aligned_alloc", ENOMEM);
+	memset(lbuf, 0, len);
+	lmr = ibv_reg_mr(pd, lbuf, len, IBV_ACCESS_LOCAL_WRITE);
+	if (!lmr) {
+		snprintf(msg, sizeof(msg), "ibv_reg_mr (%s)", what);
+		die(msg, errno);
+	}
+	sge.addr = (uintptr_t)lbuf;
+	sge.length = len;
+	sge.lkey = lmr->lkey;
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_READ;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)remote;
+	wr.wr.rdma.rkey = mr->rkey;
+	rc = ibv_post_send(b, &wr, &bad);
+	if (rc) {
+		snprintf(msg, sizeof(msg), "ibv_post_send (%s)", what);
+		die(msg, rc);
+	}
+	return lbuf;
+}
+
 static int cmd_hold(int argc, char **argv)
 {
 	size_t size = 1UL << 20, old_len = 0;
 	const char *mode = "auto";
-	struct ibv_mr *mr, *lmr = NULL;
+	struct ibv_mr *mr;
 	struct ibv_qp *a, *b;
 	long mem0, mem1;
 	uint64_t t0, t1;
@@ -469,32 +510,11 @@ static int cmd_hold(int argc, char **argv)
 	pair_up(&a, &b, psn0, 0x200000);
 	epsn = psn0;
 	if (old_len) {
-		struct ibv_sge sge;
-		struct ibv_send_wr wr = {}, *bad;
 		struct ibv_wc wc;
 		uint64_t end;
-		int n = 0, rc;
+		int n = 0;
 
-		lbuf = aligned_alloc(4096, (old_len + 4095) & ~4095UL);
-		if (!lbuf)
-			die("aligned_alloc", ENOMEM);
-		memset(lbuf, 0, old_len);
-		lmr = ibv_reg_mr(pd, lbuf, old_len, IBV_ACCESS_LOCAL_WRITE);
-		if (!lmr)
-			die("ibv_reg_mr (local)", errno);
-		sge.addr = (uintptr_t)lbuf;
-		sge.length = old_len;
-		sge.lkey = lmr->lkey;
-		wr.wr_id = 1;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_RDMA_READ;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.rdma.remote_addr = (uintptr_t)buf;
-		wr.wr.rdma.rkey = mr->rkey;
-		rc = ibv_post_send(b, &wr, &bad);
-		if (rc)
-			die("ibv_post_send (old READ)", rc);
+		lbuf = post_read(b, mr, buf, old_len, 1, "old READ");
 		end = now_ms() + 60000;
 		while (now_ms() < end && (n = ibv_poll_cq(cq, 1, &wc)) == 0)
 			sleep_ms(1);
@@ -522,37 +542,15 @@ static int cmd_hold(int argc, char **argv)
 	}
 	if (open_read) {
 		struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
-		struct ibv_send_wr wr = {}, *bad;
-		struct ibv_sge sge;
-		struct ibv_mr *omr;
 		char *obuf;
 		int rc;
 
 		rc = ibv_modify_qp(a, &qa, IBV_QP_STATE);
 		if (rc)
 			die("modify_qp A to ERR", rc);
-		obuf = aligned_alloc(4096, (old_len + 4095) & ~4095UL);
-		if (!obuf)
-			die("aligned_alloc", ENOMEM);
-		memset(obuf, 0, old_len);
-		omr = ibv_reg_mr(pd, obuf, old_len, IBV_ACCESS_LOCAL_WRITE);
-		if (!omr)
-			die("ibv_reg_mr (open READ)", errno);
+		obuf = post_read(b, mr, buf, old_len, 2, "open READ");
 		if (watching)
 			watch_add(obuf, old_len, "obuf");
-		sge.addr = (uintptr_t)obuf;
-		sge.length = old_len;
-		sge.lkey = omr->lkey;
-		wr.wr_id = 2;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_RDMA_READ;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.rdma.remote_addr = (uintptr_t)buf;
-		wr.wr.rdma.rkey = mr->rkey;
-		rc = ibv_post_send(b, &wr, &bad);
-		if (rc)
-			die("ibv_post_send (open READ)", rc);
 		open_qp = b;
 		open_psn = epsn;
 		printf("open READ of %zu bytes posted (PSN %#x..), A in Error\n",
