@@ -55,6 +55,7 @@ static const struct rdma_stat_desc sroce_counter_desc[SROCE_NUM_COUNTERS] = {
 	[SROCE_CNT_RX_READ_LATER].name = "rcvd_read_later",
 	[SROCE_CNT_SQ_POLL_CHAINED].name = "sq_poll_chained",
 	[SROCE_CNT_FLUSH_WAIT].name = "flush_cq_wait",
+	[SROCE_CNT_RX_DROP_LOCAL].name = "rcvd_local_drop",
 };
 
 /*

@@ -4,6 +4,7 @@
  * namespace that has a device (init_net's from module load).  A datagram is
  * handed to the transport's receive pipeline (sroce_rcv) as it arrives.
  */
+#include <linux/module.h>
 #include <linux/skbuff.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -45,13 +46,25 @@ struct socket *sroce_net_sock6(const struct net *net)
 	return sroce_net(net)->sock6;
 }
 
-static struct sroce_dev *sroce_rx_dev(struct sk_buff *skb)
+/*
+ * A datagram to another local address arrives on lo, from a sroce device
+ * of this host or from any process's UDP socket: nothing tells the two
+ * apart, and a forged packet there needs no access to any wire (rdma_rxe
+ * drops them all).  Only root may let them in, e.g. for a packet
+ * generator.
+ */
+static bool sroce_lo_rx;
+module_param_named(lo_rx, sroce_lo_rx, bool, 0644);
+MODULE_PARM_DESC(lo_rx,
+		 "accept RoCEv2 packets that arrive on lo, which any local process can forge (default: no)");
+
+static struct sroce_dev *sroce_rx_dev(struct sk_buff *skb, bool *lo)
 {
 	struct net_device *ndev = skb->dev;
 
+	*lo = ndev && (ndev->flags & IFF_LOOPBACK);
 	/* a packet to another local address arrives on lo */
-	if (ndev && (ndev->flags & IFF_LOOPBACK) &&
-	    skb->protocol == htons(ETH_P_IP))
+	if (*lo && skb->protocol == htons(ETH_P_IP))
 		ndev = __ip_dev_find(dev_net(ndev), ip_hdr(skb)->daddr, false);
 	return ndev ? sroce_dev_by_netdev(ndev) : NULL;
 }
@@ -59,9 +72,14 @@ static struct sroce_dev *sroce_rx_dev(struct sk_buff *skb)
 static int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb)
 {
 	struct sroce_dev *sdev;
+	bool lo;
 
 	rcu_read_lock();
-	sdev = sroce_rx_dev(skb);
+	sdev = sroce_rx_dev(skb, &lo);
+	if (sdev && lo && !READ_ONCE(sroce_lo_rx)) {
+		sroce_count(sdev, SROCE_CNT_RX_DROP_LOCAL);
+		sdev = NULL;
+	}
 	if (!sdev || !pskb_may_pull(skb, sizeof(struct udphdr))) {
 		rcu_read_unlock();
 		kfree_skb(skb);

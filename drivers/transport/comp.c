@@ -349,6 +349,8 @@ static bool sroce_comp_read_len_ok(const struct sroce_swqe *wqe,
 {
 	u32 len = pkt->h.payload_len;
 
+	if (len > mtu)
+		return false;
 	if (pkt->h.info->mask & SROCE_M_LAST)
 		return off + len == wqe->length;
 	return len == mtu && off + len < wqe->length;
@@ -633,6 +635,18 @@ void sroce_comp_rcv(struct sroce_pkt *pkt)
 	if (qp->type != IB_QPT_RC ||
 	    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD)) {
 		sroce_pkt_drop(pkt, SROCE_CNT_RX_DROP_QP_STATE);
+		return;
+	}
+	/*
+	 * Only an ACKNOWLEDGE may carry a NAK, and no packet the reserved
+	 * AETH type: anything else would pass for progress, or (an atomic
+	 * ACK) complete its WQE with a result the responder never gave.
+	 */
+	if ((mask & SROCE_M_AETH) &&
+	    (sroce_aeth_type(pkt->h.aeth.syndrome) == SROCE_AETH_RSVD ||
+	     (pkt->h.bth.opcode != SROCE_OP_RC_ACKNOWLEDGE &&
+	      !sroce_aeth_is_ack(pkt->h.aeth.syndrome)))) {
+		sroce_pkt_drop(pkt, SROCE_CNT_RX_DROP_MALFORMED);
 		return;
 	}
 	if (mask & SROCE_M_READ) {

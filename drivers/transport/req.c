@@ -724,8 +724,8 @@ bool sroce_req_run(struct sroce_qp *qp, int *budget)
 						      wqe->npkts - 1);
 		}
 		if (rc) {
-			if (sroce_psn_diff(qp->req.psn, qp->comp.psn) >=
-			    sroce_req_window(qp))
+			if (!sroce_psn_window_open(qp->req.psn, qp->comp.psn,
+						   sroce_req_window(qp)))
 				break;
 			if (sroce_wqe_is_rd_atomic(wqe) && !wqe->rd_counted &&
 			    qp->req.rd_outstanding >= qp->max_rd_atomic)

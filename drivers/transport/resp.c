@@ -826,7 +826,8 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		r->wr_imm = reth->len;	/* byte_len of a write with immediate */
 		r->in_write = !(mask & SROCE_M_LAST);
 	}
-	if (len > r->wr_resid || ((mask & SROCE_M_LAST) && len != r->wr_resid) ||
+	if (len > qp->mtu || len > r->wr_resid ||
+	    ((mask & SROCE_M_LAST) && len != r->wr_resid) ||
 	    (!(mask & SROCE_M_LAST) && len != qp->mtu)) {
 		sroce_resp_err(qp, pkt, SROCE_NAK_INVALID_REQ,
 			       IB_WC_REM_INV_REQ_ERR, false, fatal);
@@ -1030,6 +1031,9 @@ bool sroce_resp_rcv(struct sroce_pkt *pkt)
 			sroce_resp_ack_flush(qp);
 			sroce_send_ack(qp, psn,
 				       sroce_aeth_syn_rnr(qp->min_rnr_timer));
+		} else {
+			/* UC has no RNR: the message is lost */
+			sroce_pkt_drop(pkt, SROCE_CNT_RX_DROP_NO_RWQE);
 		}
 		goto unlock;
 	}

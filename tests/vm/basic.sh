@@ -34,6 +34,11 @@ t_load_unload() {
 	for i in 1 2 3; do
 		"$MODPROBE" "$MOD"
 		mod_loaded || fail "round $i: $MOD not loaded after modprobe"
+		# packets through lo are refused unless root says otherwise
+		if [[ $SROCE_DRV == sroce && $i == 1 ]]; then
+			[[ $(cat "/sys/module/$MOD/parameters/lo_rx") == N ]] ||
+				fail "lo_rx is $(cat "/sys/module/$MOD/parameters/lo_rx") after a plain modprobe, want N"
+		fi
 		"$MODPROBE" -r "$MOD"
 		! mod_loaded || fail "round $i: $MOD still loaded after modprobe -r"
 		info "round $i ok"

@@ -94,6 +94,30 @@
 #                first as polled, the second all zero), the second READ is
 #                still open, out_of_seq_response counts the 8, B in RTS
 #                (C10-107).
+#   lo_rx_gate   lo_rx=0: 20 datagrams that an unprivileged process
+#                (setpriv to nobody) sends from a plain UDP socket to the
+#                guest's own address:4791 arrive through lo and are dropped
+#                before the receive pipeline: rcvd_local_drop +20,
+#                rcvd_pkts +0. lo_rx=1 (as the rest of this suite runs,
+#                for pktgen.py): the same 20 reach it, rcvd_pkts +20,
+#                rcvd_local_drop +0.
+#   uc_no_rwqe   qp_helper hold -u, no receive WQE: pktgen.py uc_no_rwqe
+#                sends a UC SEND_ONLY at the expected PSN from the peer; it
+#                is lost (UC has no RNR) and rcvd_no_recv_wqe counts it,
+#                the QP stays in RTS.
+#   bad_answers  qp_helper hold -r 2048 -O -W (B has a 2 KiB READ open
+#                that A never answers): pktgen.py bad_answers sends B, at
+#                the open READ's PSN, a READ_RESPONSE_ONLY of 2 KiB whose
+#                AETH is a NAK, and an ACKNOWLEDGE with the reserved AETH
+#                type (each rcvd_malformed +1), then a READ_RESPONSE_ONLY
+#                of 2 KiB with an ACK, longer than the 1 KiB path MTU
+#                (out_of_seq_response +1). The READ stays open, its
+#                buffer untouched, B in RTS.
+#   big_write    qp_helper hold -m heap -w -W (the MR takes remote
+#                writes): pktgen.py big_write sends A an RDMA WRITE_ONLY
+#                of 2 KiB, longer than the 1 KiB path MTU, within the
+#                MR's bounds and rights: send_nak_other +1 (Invalid
+#                Request), the MR unchanged.
 #   late_dup_after_poll_uc  the same on a UC pair (hold -u -R 2 -W): a
 #                SEND_FIRST and SEND_LAST of 0x11 complete receive WQE 100;
 #                once it was polled, that LAST again and a SEND_MIDDLE at
@@ -214,10 +238,14 @@ test_bin() {
 test_bin_path() { cat "/tmp/robust-$1-path" 2>/dev/null; }
 
 # ---------------------------------------------------------------------------
+# pktgen.py's packets reach the device through lo (user-guide.md: lo_rx)
+MOD_ARGS=()
+[[ $SROCE_DRV == sroce ]] && MOD_ARGS=(lo_rx=1)
+
 setup() {
 	install_module
 	mod_loaded && "$MODPROBE" -r "$MOD"
-	"$MODPROBE" "$MOD"
+	"$MODPROBE" "$MOD" "${MOD_ARGS[@]}"
 	[[ -n $(my_ip) ]] || fail "$NETDEV has no IPv4 address"
 	ensure_link
 	info "device $DEV, GID index $(roce_v2_gid_index), address $(my_ip)"
@@ -531,7 +559,7 @@ t_teardown_link_rmmod() {
 		for i in 1 2 3; do
 			"$MODPROBE" -r "$MOD" || fail "round $i: modprobe -r failed"
 			! mod_loaded || fail "round $i: $MOD still loaded"
-			"$MODPROBE" "$MOD" || fail "round $i: modprobe failed"
+			"$MODPROBE" "$MOD" "${MOD_ARGS[@]}" || fail "round $i: modprobe failed"
 			# a link present at module removal must go away with it
 			"$RDMA" link add "$DEV" type "$LTYPE" netdev "$NETDEV"
 			wait_for 10 link_present || fail "round $i: link not shown after add"
@@ -539,7 +567,7 @@ t_teardown_link_rmmod() {
 		done
 		"$MODPROBE" -r "$MOD" || fail "modprobe -r with an idle link failed"
 		[[ ! -e $(ib_dir) ]] || fail "$(ib_dir) survived module removal"
-		"$MODPROBE" "$MOD"
+		"$MODPROBE" "$MOD" "${MOD_ARGS[@]}"
 	fi
 	ensure_link
 	pingpong 1024
@@ -818,6 +846,81 @@ t_uc_seq_gap() {
 	assert_dmesg_clean "test uc_seq_gap"
 }
 
+t_uc_no_rwqe() {
+	local gidx qpn peer epsn f=/tmp/robust/ucnorwqe.helper stats d
+	ensure_link
+	gidx=$(roce_v2_gid_index)
+	mkdir -p /tmp/robust
+	start_helper "$f" 60 -d "$DEV" -g "$gidx" hold -s 65536 -m heap -u
+	qpn=$(kv qpn "$QPH_READY") peer=$(kv peer_qpn "$QPH_READY")
+	epsn=$(kv epsn "$QPH_READY")
+	stats=$(python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" uc_no_rwqe --qpn "$qpn" \
+		--peer-qpn "$peer" --psn "$epsn" --settle 5) ||
+		fail "pktgen uc_no_rwqe failed"
+	echo "$stats"
+	d=$(kv d_rcvd_no_recv_wqe "$(grep '^STATS ' <<<"$stats")")
+	((${d:-0} == 1)) || fail "rcvd_no_recv_wqe moved by ${d:-nothing}, expected 1: a UC SEND with no receive WQE is lost uncounted"
+	qp_list | awk -v q="$qpn" '$1 == q { s = $2 } END { exit s != "RTS" }' ||
+		{ qp_list; fail "UC QP $qpn is not in RTS after the lost SEND"; }
+	kill_within 10 qp_helper "$QPH_PID" || fail "qp_helper did not exit after SIGKILL"
+	assert_dmesg_clean "test uc_no_rwqe"
+}
+
+# One answer of pktgen.py bad_answers --phase PHASE; its COUNTER must
+# move by exactly 1 and the other of rcvd_malformed/out_of_seq_response
+# not at all.
+bad_answer() { # phase counter other
+	local stats d o
+	stats=$(python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" bad_answers --phase "$1" \
+		--qpn "$BA_QPN" --peer-qpn "$BA_PEER" --psn "$BA_PSN" --len "$BA_LEN" \
+		--mtu "$BA_MTU" --settle 5) || fail "pktgen bad_answers --phase $1 failed"
+	echo "$stats"
+	d=$(kv "d_$2" "$(grep '^STATS ' <<<"$stats")")
+	o=$(kv "d_$3" "$(grep '^STATS ' <<<"$stats")")
+	((${d:-0} == 1 && ${o:-0} == 0)) ||
+		fail "$1: $2 moved by ${d:-nothing} and $3 by ${o:-nothing}, expected 1 and 0"
+}
+
+t_bad_answers() {
+	local gidx f=/tmp/robust/badans.helper
+	ensure_link
+	gidx=$(roce_v2_gid_index)
+	mkdir -p /tmp/robust
+	start_helper "$f" 60 -d "$DEV" -g "$gidx" hold -s 65536 -m heap -r 2048 -O -W
+	BA_QPN=$(kv qpn "$QPH_READY") BA_PEER=$(kv peer_qpn "$QPH_READY")
+	BA_PSN=$(kv open_psn "$QPH_READY") BA_LEN=$(kv old_len "$QPH_READY")
+	BA_MTU=$(kv mtu "$QPH_READY")
+	((BA_LEN > BA_MTU)) || fail "the open READ ($BA_LEN bytes) fits one path MTU ($BA_MTU)"
+	bad_answer nak_resp rcvd_malformed out_of_seq_response
+	bad_answer rsvd_ack rcvd_malformed out_of_seq_response
+	bad_answer big_resp out_of_seq_response rcvd_malformed
+	qp_list | awk -v b="$BA_PEER" '$1 == b { s = $2 } END { exit s != "RTS" }' ||
+		{ qp_list; fail "QP $BA_PEER (the open READ's) is not in RTS after the answers"; }
+	helper_watch_expect "$f" "open_read open" "lbuf unchanged" "obuf untouched"
+	kill_within 10 qp_helper "$QPH_PID" || fail "qp_helper did not exit"
+	assert_dmesg_clean "test bad_answers"
+}
+
+t_big_write() {
+	local gidx qpn peer epsn f=/tmp/robust/bigwrite.helper stats d
+	ensure_link
+	gidx=$(roce_v2_gid_index)
+	mkdir -p /tmp/robust
+	start_helper "$f" 60 -d "$DEV" -g "$gidx" hold -s 65536 -m heap -w -W
+	qpn=$(kv qpn "$QPH_READY") peer=$(kv peer_qpn "$QPH_READY")
+	epsn=$(kv epsn "$QPH_READY")
+	stats=$(python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" big_write --qpn "$qpn" \
+		--peer-qpn "$peer" --psn "$epsn" --va "$(kv va "$QPH_READY")" \
+		--rkey "$(kv rkey "$QPH_READY")" --mtu "$(kv mtu "$QPH_READY")" --settle 5) ||
+		fail "pktgen big_write failed"
+	echo "$stats"
+	d=$(kv d_send_nak_other "$(grep '^STATS ' <<<"$stats")")
+	((${d:-0} == 1)) || fail "send_nak_other moved by ${d:-nothing}, expected the NAK of the WRITE longer than the path MTU"
+	helper_watch_expect "$f" "tbuf unchanged"
+	kill_within 10 qp_helper "$QPH_PID" || fail "qp_helper did not exit"
+	assert_dmesg_clean "test big_write"
+}
+
 helper_watched() { grep -q '^WATCH done' "$1"; }
 # SIGTERM to qp_helper hold -W: its report in FILE must have each "WATCH WANT" line.
 helper_watch_expect() { # file want...
@@ -864,6 +967,43 @@ t_late_dup_after_poll() {
 		fail "out_of_seq_response moved by ${d:-nothing}, expected the $((2 * ((olen + mtu - 1) / mtu))) forged READ responses"
 	kill_within 10 qp_helper "$QPH_PID" || fail "qp_helper did not exit"
 	assert_dmesg_clean "test late_dup_after_poll"
+}
+
+# 20 UDP datagrams of 40 zero bytes to our own address:4791, from an
+# unprivileged process's ordinary socket (so they arrive through lo).
+lo_send_20() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(20):
+    s.sendto(bytes(40), (sys.argv[1], 4791))' "$(my_ip)" ||
+		fail "an unprivileged process could not send its datagrams"
+}
+
+t_lo_rx_gate() {
+	local par=/sys/module/$MOD/parameters/lo_rx p0 d0 p1 d1
+	[[ $SROCE_DRV == sroce ]] || skip "lo_rx is sroce's"
+	ensure_link
+	[[ -w $par ]] || fail "no $par"
+	echo 0 >"$par"
+	p0=$(counter rcvd_pkts) d0=$(counter rcvd_local_drop)
+	lo_send_20
+	wait_for 10 test "$(counter rcvd_local_drop)" -ge $((d0 + 20)) || true
+	sleep 1
+	p1=$(counter rcvd_pkts) d1=$(counter rcvd_local_drop)
+	echo 1 >"$par"
+	info "lo_rx=0: rcvd_pkts $p0 -> $p1, rcvd_local_drop $d0 -> $d1"
+	((d1 - d0 == 20)) || fail "lo_rx=0: rcvd_local_drop moved by $((d1 - d0)), want 20"
+	((p1 == p0)) || fail "lo_rx=0: rcvd_pkts moved by $((p1 - p0)): forged datagrams reached the receive pipeline"
+	p0=$p1 d0=$d1
+	lo_send_20
+	wait_for 10 test "$(counter rcvd_pkts)" -ge $((p0 + 20)) || true
+	sleep 1
+	p1=$(counter rcvd_pkts) d1=$(counter rcvd_local_drop)
+	info "lo_rx=1: rcvd_pkts $p0 -> $p1, rcvd_local_drop $d0 -> $d1"
+	((p1 - p0 == 20)) || fail "lo_rx=1: rcvd_pkts moved by $((p1 - p0)), want 20"
+	((d1 == d0)) || fail "lo_rx=1: rcvd_local_drop moved by $((d1 - d0))"
+	assert_dmesg_clean "test lo_rx_gate"
 }
 
 t_late_resp_read_open() {
@@ -1097,6 +1237,10 @@ robust_test uc_seq_gap 120 t_uc_seq_gap
 robust_test late_dup_after_poll 120 t_late_dup_after_poll
 robust_test late_resp_read_open 120 t_late_resp_read_open
 robust_test late_dup_after_poll_uc 120 t_late_dup_after_poll_uc
+robust_test lo_rx_gate 90 t_lo_rx_gate
+robust_test uc_no_rwqe 120 t_uc_no_rwqe
+robust_test bad_answers 120 t_bad_answers
+robust_test big_write 120 t_big_write
 # big_read under kernel.softlockup_panic=1 (see the header): the FAIL line
 # stays in results.txt only if the guest dies during the test.
 if want big_read; then

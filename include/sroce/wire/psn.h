@@ -34,6 +34,21 @@ static inline bool sroce_psn_after(u32 a, u32 b)
 	return sroce_psn_diff(a, b) > 0;
 }
 
+/*
+ * May a requester whose next PSN is @next, with @oldest the oldest it has
+ * not seen acknowledged, send more under a window of @window PSNs?  After
+ * a go-back @next may be a little behind @oldest (a negative distance);
+ * a READ of 2^31 bytes at a 256-byte MTU alone takes half the PSN space,
+ * which reads as -2^23 too, and nothing more may go out until it is
+ * answered: what follows would pass for older than it.
+ */
+static inline bool sroce_psn_window_open(u32 next, u32 oldest, s32 window)
+{
+	s32 out = sroce_psn_diff(next, oldest);
+
+	return out < window && out != -(s32)SROCE_PSN_HALF;
+}
+
 /* psn lies in [start, start + n) modulo 2^24; n <= 2^24. */
 static inline bool sroce_psn_in_window(u32 psn, u32 start, u32 n)
 {

@@ -710,7 +710,8 @@ STAT_COUNTERS = ["rcvd_pkts", "sent_pkts", "loopback_pkts",
                  "duplicate_request", "out_of_seq_request",
                  "out_of_seq_response", "send_nak_seq_err", "send_nak_other",
                  "rcvd_no_qp", "rcvd_qp_state_drop", "rcvd_malformed",
-                 "rcvd_icrc_err", "rcvd_bad_opcode", "rcvd_uc_msg_drop"]
+                 "rcvd_icrc_err", "rcvd_bad_opcode", "rcvd_uc_msg_drop",
+                 "rcvd_no_recv_wqe"]
 
 
 def settle(a, r0, n, secs):
@@ -1006,6 +1007,8 @@ def s_late_dups(a, sock):
     if a.phase != "send" and not a.uc and (a.dup_psn is None or not a.len):
         sys.exit("pktgen: late_dups --phase %s needs --dup-psn and --len"
                  % a.phase)
+    if a.phase not in ("send", "dup", "resp"):
+        sys.exit("pktgen: late_dups --phase send|dup|resp")
     if a.phase == "resp" and a.uc:
         sys.exit("pktgen: late_dups --phase resp is RC only")
     rng = random.Random(a.seed)
@@ -1070,9 +1073,100 @@ def s_late_dups(a, sock):
     return 0
 
 
+def s_bad_answers(a, sock):
+    """Answers a requester must not take, for qp_helper hold -r LEN -O -W,
+    whose QP --peer-qpn has a READ of --len bytes (more than --mtu) open
+    at --psn that its peer never answers; one per --phase, each at that
+    PSN, each with 0xEE where it has a payload. nak_resp: a
+    READ_RESPONSE_ONLY of the whole READ whose AETH is a NAK (only an
+    ACKNOWLEDGE may carry one): rcvd_malformed. rsvd_ack: an ACKNOWLEDGE
+    with the reserved AETH type (10b): rcvd_malformed. big_resp: a
+    READ_RESPONSE_ONLY of the whole READ with an ACK, longer than the
+    path MTU: out_of_seq_response."""
+    for k in ("qpn", "psn", "peer_qpn", "len"):
+        if getattr(a, k) is None:
+            sys.exit("pktgen: bad_answers needs --%s" % k.replace("_", "-"))
+    if a.len <= a.mtu:
+        sys.exit("pktgen: bad_answers needs --len larger than --mtu")
+    g = Gen(random.Random(a.seed), a.src or a.dst, a.dst,
+            udp_sport(a.qpn, a.peer_qpn))
+    psn = a.psn & 0xFFFFFF
+    msn = bytes(3)
+    if a.phase == "nak_resp":
+        # NAK, remote access error
+        pkt = g.packet(0x10, a.peer_qpn, psn=psn,
+                       body=b"\x62" + msn + b"\xee" * a.len, pad=0)
+        want = {"rcvd_malformed": 1}
+    elif a.phase == "rsvd_ack":
+        pkt = g.packet(0x11, a.peer_qpn, psn=psn, body=b"\x40" + msn,
+                       pad=0)
+        want = {"rcvd_malformed": 1}
+    elif a.phase == "big_resp":
+        pkt = g.packet(0x10, a.peer_qpn, psn=psn,
+                       body=b"\x1f" + msn + b"\xee" * a.len, pad=0)
+        want = {"out_of_seq_response": 1}
+    else:
+        sys.exit("pktgen: bad_answers --phase nak_resp|rsvd_ack|big_resp")
+    before = read_counters(a.dev)
+    r0 = before.get("rcvd_pkts", 0)
+    sock.sendto(pkt, (a.dst, 0))
+    print("bad_answers %s: psn %#x to QP %#x" % (a.phase, psn, a.peer_qpn))
+    settle(a, r0, 1, a.settle)
+    settle_counts(a, before, want)
+    print(stats_line([("sent", 1)], counter_deltas(a, before)))
+    return 0
+
+
+def s_uc_no_rwqe(a, sock):
+    """A UC SEND_ONLY of 16 bytes of 0x11 to QP --qpn at --psn, from its
+    peer --peer-qpn, when it has no receive WQE (qp_helper hold -u): UC
+    has no RNR, the message is lost and counted in rcvd_no_recv_wqe."""
+    for k in ("qpn", "psn", "peer_qpn"):
+        if getattr(a, k) is None:
+            sys.exit("pktgen: uc_no_rwqe needs --%s" % k.replace("_", "-"))
+    g = Gen(random.Random(a.seed), a.src or a.dst, a.dst,
+            udp_sport(a.peer_qpn, a.qpn))
+    before = read_counters(a.dev)
+    r0 = before.get("rcvd_pkts", 0)
+    psn = a.psn & 0xFFFFFF
+    sock.sendto(g.packet(0x24, a.qpn, psn=psn, body=b"\x11" * 16, pad=0),
+                (a.dst, 0))
+    print("uc_no_rwqe: SEND_ONLY psn %#x to QP %#x" % (psn, a.qpn))
+    settle(a, r0, 1, a.settle)
+    settle_counts(a, before, {"rcvd_no_recv_wqe": 1})
+    print(stats_line([("sent", 1)], counter_deltas(a, before)))
+    return 0
+
+
+def s_big_write(a, sock):
+    """An RDMA WRITE_ONLY of two path MTUs of 0xEE (RETH --va, --rkey, that
+    length) to QP --qpn at --psn, from its peer --peer-qpn (qp_helper hold
+    -m heap -w -W): longer than the path MTU, it is refused with an
+    Invalid Request NAK (send_nak_other) and writes nothing."""
+    for k in ("qpn", "psn", "peer_qpn", "va", "rkey"):
+        if getattr(a, k) is None:
+            sys.exit("pktgen: big_write needs --%s" % k.replace("_", "-"))
+    g = Gen(random.Random(a.seed), a.src or a.dst, a.dst,
+            udp_sport(a.peer_qpn, a.qpn))
+    n = 2 * a.mtu
+    before = read_counters(a.dev)
+    r0 = before.get("rcvd_pkts", 0)
+    psn = a.psn & 0xFFFFFF
+    body = struct.pack("!QII", a.va, a.rkey, n) + b"\xee" * n
+    sock.sendto(g.packet(0x0a, a.qpn, psn=psn, body=body, pad=0, ackreq=1),
+                (a.dst, 0))
+    print("big_write: WRITE_ONLY of %d bytes psn %#x to QP %#x"
+          % (n, psn, a.qpn))
+    settle(a, r0, 1, a.settle)
+    settle_counts(a, before, {"send_nak_other": 1})
+    print(stats_line([("sent", 1)], counter_deltas(a, before)))
+    return 0
+
+
 STREAMS = {"read": s_read, "write_flood": s_write_flood,
            "seq_send": s_seq_send, "uc_gap": s_uc_gap,
-           "late_dups": s_late_dups}
+           "late_dups": s_late_dups, "bad_answers": s_bad_answers,
+           "uc_no_rwqe": s_uc_no_rwqe, "big_write": s_big_write}
 
 
 def main():
@@ -1107,7 +1201,9 @@ def main():
     st.add_argument("--mem-guard", type=int, default=0)
     st.add_argument("--settle", type=float, default=10)
     st.add_argument("--follow", default=None)
-    st.add_argument("--phase", choices=("send", "dup", "resp"), default="send")
+    st.add_argument("--phase", choices=("send", "dup", "resp", "nak_resp",
+                                        "rsvd_ack", "big_resp"),
+                    default="send")
     st.add_argument("--uc", action="store_true")
     a = ap.parse_args()
     streams = [c for c in a.cls if c in STREAMS]

@@ -4,7 +4,7 @@
  * pair on one device and exposes it to tests/vm/robust/pktgen.py, which
  * then injects requests at it.
  *
- *   qp_helper [-d DEV] [-g GID_INDEX] hold [-s BYTES] [-m MODE] [-r BYTES] [-R N] [-u] [-O] [-W]
+ *   qp_helper [-d DEV] [-g GID_INDEX] hold [-s BYTES] [-m MODE] [-r BYTES] [-R N] [-u] [-O] [-w] [-W]
  *       QP pair A (target) <-> B, and an MR of -s BYTES (default 1 MiB)
  *       with IBV_ACCESS_REMOTE_READ only, in A's PD. MODE picks its memory:
  *         heap   malloc + memset (real memory)
@@ -43,6 +43,8 @@
  *       bytes into "obuf" (watched: must stay zero), which stays open;
  *       READY adds open_psn= (its first PSN) and the report
  *         WATCH open_read open|completed status=<enum ibv_wc_status>
+ *       With -w (and -m heap) the MR also takes remote writes, and -W
+ *       watches it whole from READY on ("tbuf": must stay unchanged).
  *
  *   qp_helper [-d DEV] [-g GID_INDEX] churn [-n ROUNDS] [-t LIVE_MS]
  *       Per round: "CREATE round=i", 200 ms pause, then a 64 KiB MR
@@ -452,11 +454,12 @@ static int cmd_hold(int argc, char **argv)
 	uint64_t t0, t1;
 	uint32_t psn0 = 0x1000, epsn;
 	char *buf, *lbuf = NULL;
-	int o, nrecv = 0, open_read = 0;
+	int o, nrecv = 0, open_read = 0, writable = 0;
 	uint32_t open_psn = 0;
 
-	while ((o = getopt(argc, argv, "s:m:r:R:uOW")) != -1) {
+	while ((o = getopt(argc, argv, "s:m:r:R:uOwW")) != -1) {
 		switch (o) {
+		case 'w': writable = 1; break;
 		case 'O': open_read = 1; break;
 		case 'W': watching = 1; break;
 		case 'R': nrecv = atoi(optarg); break;
@@ -479,6 +482,10 @@ static int cmd_hold(int argc, char **argv)
 		printf("FAIL usage: -r %zu larger than -s %zu\n", old_len, size);
 		return 2;
 	}
+	if (writable && strcmp(mode, "heap")) {
+		printf("FAIL usage: -w needs -m heap\n");
+		return 2;
+	}
 	if (!strcmp(mode, "auto"))
 		mode = zero_is_cheap() ? "zero" : "alias";
 	mem0 = proc_kb("/proc/meminfo", "MemAvailable");
@@ -496,7 +503,9 @@ static int cmd_hold(int argc, char **argv)
 		return 2;
 	}
 	t0 = now_ms();
-	mr = ibv_reg_mr(pd, buf, size, IBV_ACCESS_REMOTE_READ);
+	mr = ibv_reg_mr(pd, buf, size, IBV_ACCESS_REMOTE_READ |
+			(writable ? IBV_ACCESS_REMOTE_WRITE |
+				    IBV_ACCESS_LOCAL_WRITE : 0));
 	if (!mr)
 		die("ibv_reg_mr (target)", errno);
 	t1 = now_ms();
@@ -558,6 +567,8 @@ static int cmd_hold(int argc, char **argv)
 	}
 	if (nrecv > 0)
 		post_recvs(a, nrecv);
+	if (writable && watching)
+		watch_polled(watch_add(buf, size, "tbuf"));
 	printf("READY qpn=%u peer_qpn=%u epsn=%u old_psn=%u old_len=%zu rkey=%u "
 	       "va=%" PRIu64 " len=%zu mtu=%u mode=%s reg_ms=%" PRIu64
 	       " reg_cost_kb=%ld open_psn=%u\n",
