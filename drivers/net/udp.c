@@ -46,8 +46,7 @@ struct socket *sroce_net_sock6(const struct net *net)
 	return sroce_net(net)->sock6;
 }
 
-/*
- * A datagram to another local address arrives on lo, from a sroce device
+/* A datagram to another local address arrives on lo, from a sroce device
  * of this host or from any process's UDP socket: nothing tells the two
  * apart, and a forged packet there needs no access to any wire (rdma_rxe
  * drops them all).  Only root may let them in, e.g. for a packet
