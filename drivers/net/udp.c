@@ -46,10 +46,12 @@ struct socket *sroce_net_sock6(const struct net *net)
 	return sroce_net(net)->sock6;
 }
 
-/* A datagram to another local address arrives on lo, from a sroce device
- * of this host or from any process's UDP socket: nothing tells the two
- * apart, and a forged packet there needs no access to any wire (rdma_rxe
- * drops them all).  Only root may let them in, e.g. for a packet
+/* A datagram to another local address arrives on lo, and one a local
+ * process broadcast or multicast comes back looped (PACKET_LOOPBACK), from
+ * a sroce device of this host or from any process's UDP socket: nothing
+ * tells the two apart, and a forged packet there needs no access to any
+ * wire (rdma_rxe drops them all).  Our own multicast never loops through
+ * IP (sroce_mcast_loop).  Only root may let them in, e.g. for a packet
  * generator.
  */
 static bool sroce_lo_rx;
@@ -61,9 +63,11 @@ static struct sroce_dev *sroce_rx_dev(struct sk_buff *skb, bool *lo)
 {
 	struct net_device *ndev = skb->dev;
 
-	*lo = ndev && (ndev->flags & IFF_LOOPBACK);
+	*lo = (ndev && (ndev->flags & IFF_LOOPBACK)) ||
+	      skb->pkt_type == PACKET_LOOPBACK;
 	/* a packet to another local address arrives on lo */
-	if (*lo && skb->protocol == htons(ETH_P_IP))
+	if (ndev && (ndev->flags & IFF_LOOPBACK) &&
+	    skb->protocol == htons(ETH_P_IP))
 		ndev = __ip_dev_find(dev_net(ndev), ip_hdr(skb)->daddr, false);
 	return ndev ? sroce_dev_by_netdev(ndev) : NULL;
 }
@@ -77,6 +81,11 @@ static int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	sdev = sroce_rx_dev(skb, &lo);
 	if (sdev && lo && !READ_ONCE(sroce_lo_rx)) {
 		sroce_count(sdev, SROCE_CNT_RX_DROP_LOCAL);
+		sdev = NULL;
+	}
+	/* RoCEv2 has no broadcast: no GID names one */
+	if (sdev && skb->pkt_type == PACKET_BROADCAST) {
+		sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED);
 		sdev = NULL;
 	}
 	if (!sdev || !pskb_may_pull(skb, sizeof(struct udphdr))) {

@@ -725,7 +725,9 @@ bool sroce_req_run(struct sroce_qp *qp, int *budget)
 		}
 		if (rc) {
 			if (!sroce_psn_window_open(qp->req.psn, qp->comp.psn,
-						   sroce_req_window(qp)))
+						   sroce_req_window(qp),
+						   wqe->opcode == IB_WR_RDMA_READ ?
+						   wqe->npkts : 0))
 				break;
 			if (sroce_wqe_is_rd_atomic(wqe) && !wqe->rd_counted &&
 			    qp->req.rd_outstanding >= qp->max_rd_atomic)

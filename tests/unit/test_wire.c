@@ -568,15 +568,21 @@ static void test_psn(void)
 	CHECK(!sroce_psn_in_window(7, 7, 0));
 	CHECK(sroce_psn_in_window(6, 7, 0x1000000));
 	/* the send window, across the wrap */
-	CHECK(sroce_psn_window_open(0xfffffe, 0xfffffe, 1));
-	CHECK(!sroce_psn_window_open(0xffffff, 0xfffffe, 1));
-	CHECK(sroce_psn_window_open(0x10, 0xfffff0, 0x21));
-	CHECK(!sroce_psn_window_open(0x10, 0xfffff0, 0x20));
-	CHECK(sroce_psn_window_open(0xfffffd, 0xfffffe, 1));	/* after a go-back */
+	CHECK(sroce_psn_window_open(0xfffffe, 0xfffffe, 1, 0));
+	CHECK(!sroce_psn_window_open(0xffffff, 0xfffffe, 1, 0));
+	CHECK(sroce_psn_window_open(0x10, 0xfffff0, 0x21, 0));
+	CHECK(!sroce_psn_window_open(0x10, 0xfffff0, 0x20, 0));
+	CHECK(sroce_psn_window_open(0xfffffd, 0xfffffe, 1, 0));	/* after a go-back */
 	/* one READ of 2^23 PSNs outstanding fills the window whatever its size */
-	CHECK(!sroce_psn_window_open(0x800000, 0, 0x1000000 >> 1));
-	CHECK(!sroce_psn_window_open(0x7ffff0, 0xfffff0, 1024));
-	CHECK(sroce_psn_window_open(0x7fffff, 0, 0x800000));
+	CHECK(!sroce_psn_window_open(0x800000, 0, 0x1000000 >> 1, 0));
+	CHECK(!sroce_psn_window_open(0x7ffff0, 0xfffff0, 1024, 0));
+	CHECK(sroce_psn_window_open(0x7fffff, 0, 0x800000, 0));
+	/* such a READ goes only with nothing outstanding, 2^23 - 1 with one */
+	CHECK(sroce_psn_window_open(0xfffff0, 0xfffff0, 1024, 0x800000));
+	CHECK(!sroce_psn_window_open(0xfffff5, 0xfffff0, 1024, 0x800000));
+	CHECK(sroce_psn_window_open(0xfffff1, 0xfffff0, 1024, 0x7fffff));
+	CHECK(!sroce_psn_window_open(0xfffff2, 0xfffff0, 1024, 0x7fffff));
+	CHECK(sroce_psn_window_open(0xffffef, 0xfffff0, 1024, 0x800000));	/* go-back */
 	{
 		unsigned int i;
 

@@ -252,11 +252,15 @@ t_rmmod_busy() {
 
 # The ACK of a message comes back after the local ACK timer (100 ms floor)
 # went back to send it again: that ACK must complete it. 80 ms of netem
-# delay on lo between two addresses of eth0 makes every round trip longer
-# than the timer; the client exits as soon as it has the server's last
+# delay on lo between two addresses of eth0 (sroce: lo_rx on, as packets
+# through lo are refused by default) makes every round trip longer than
+# the timer; the client exits as soon as it has the server's last
 # message, so the server's last SEND completes only from the ACK of its
 # first transmission (nothing answers the resent packets).
+LATE_ACK_LO_RX=
 _late_ack_cleanup() {
+	[[ -n $LATE_ACK_LO_RX ]] && echo "$LATE_ACK_LO_RX" >"/sys/module/$MOD/parameters/lo_rx"
+	LATE_ACK_LO_RX=
 	"$TC" qdisc del dev lo root 2>/dev/null || true
 	"$IP" addr del 10.0.0.99/32 dev "$NETDEV" 2>/dev/null || true
 }
@@ -265,6 +269,10 @@ t_pingpong_late_ack() {
 	ensure_link
 	g1=$(roce_v2_gid_index)
 	trap _late_ack_cleanup EXIT
+	if [[ $SROCE_DRV == sroce ]]; then
+		LATE_ACK_LO_RX=$(cat "/sys/module/$MOD/parameters/lo_rx")
+		echo 1 >"/sys/module/$MOD/parameters/lo_rx"
+	fi
 	"$IP" addr add 10.0.0.99/32 dev "$NETDEV"
 	wait_for 20 gid_present "$gid" || fail "no GID for 10.0.0.99"
 	g2=$(grep -lx "$gid" "$(ib_dir)"/ports/1/gids/* | head -n1)

@@ -96,10 +96,11 @@
 #                (C10-107).
 #   lo_rx_gate   lo_rx=0: 20 datagrams that an unprivileged process
 #                (setpriv to nobody) sends from a plain UDP socket to the
-#                guest's own address:4791 arrive through lo and are dropped
-#                before the receive pipeline: rcvd_local_drop +20,
+#                guest's own address:4791, which arrive through lo, and 5
+#                to 255.255.255.255:4791, which come back looped, are
+#                dropped before the receive pipeline: rcvd_local_drop +25,
 #                rcvd_pkts +0. lo_rx=1 (as the rest of this suite runs,
-#                for pktgen.py): the same 20 reach it, rcvd_pkts +20,
+#                for pktgen.py): the same 25 reach it, rcvd_pkts +25,
 #                rcvd_local_drop +0.
 #   uc_no_rwqe   qp_helper hold -u, no receive WQE: pktgen.py uc_no_rwqe
 #                sends a UC SEND_ONLY at the expected PSN from the peer; it
@@ -241,11 +242,18 @@ test_bin_path() { cat "/tmp/robust-$1-path" 2>/dev/null; }
 # pktgen.py's packets reach the device through lo (user-guide.md: lo_rx)
 MOD_ARGS=()
 [[ $SROCE_DRV == sroce ]] && MOD_ARGS=(lo_rx=1)
+LO_RX=/sys/module/$MOD/parameters/lo_rx
+lo_rx_on() {
+	[[ $SROCE_DRV == sroce ]] || return 0
+	echo 1 >"$LO_RX" && [[ $(cat "$LO_RX") == Y ]] || fail "cannot set $LO_RX"
+}
+counter_ge() { (($(counter "$1") >= $2)); }
 
 setup() {
 	install_module
 	mod_loaded && "$MODPROBE" -r "$MOD"
 	"$MODPROBE" "$MOD" "${MOD_ARGS[@]}"
+	lo_rx_on
 	[[ -n $(my_ip) ]] || fail "$NETDEV has no IPv4 address"
 	ensure_link
 	info "device $DEV, GID index $(roce_v2_gid_index), address $(my_ip)"
@@ -568,6 +576,7 @@ t_teardown_link_rmmod() {
 		"$MODPROBE" -r "$MOD" || fail "modprobe -r with an idle link failed"
 		[[ ! -e $(ib_dir) ]] || fail "$(ib_dir) survived module removal"
 		"$MODPROBE" "$MOD" "${MOD_ARGS[@]}"
+		lo_rx_on
 	fi
 	ensure_link
 	pingpong 1024
@@ -969,39 +978,47 @@ t_late_dup_after_poll() {
 	assert_dmesg_clean "test late_dup_after_poll"
 }
 
-# 20 UDP datagrams of 40 zero bytes to our own address:4791, from an
-# unprivileged process's ordinary socket (so they arrive through lo).
-lo_send_20() {
+# 20 UDP datagrams of 40 zero bytes to our own address:4791, and 5 to
+# the limited broadcast address from it, from an unprivileged process's
+# ordinary socket: the first arrive through lo, the others on eth0 as
+# looped back (PACKET_LOOPBACK).
+lo_send_25() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+s.bind((sys.argv[1], 0))
 for _ in range(20):
-    s.sendto(bytes(40), (sys.argv[1], 4791))' "$(my_ip)" ||
+    s.sendto(bytes(40), (sys.argv[1], 4791))
+for _ in range(5):
+    s.sendto(bytes(40), ("255.255.255.255", 4791))' "$(my_ip)" ||
 		fail "an unprivileged process could not send its datagrams"
 }
 
 t_lo_rx_gate() {
-	local par=/sys/module/$MOD/parameters/lo_rx p0 d0 p1 d1
+	local p0 d0 p1 d1
 	[[ $SROCE_DRV == sroce ]] || skip "lo_rx is sroce's"
 	ensure_link
-	[[ -w $par ]] || fail "no $par"
-	echo 0 >"$par"
+	[[ -w $LO_RX ]] || fail "no $LO_RX"
+	# the rest of the suite needs it on, whatever happens here
+	trap lo_rx_on EXIT
+	echo 0 >"$LO_RX"
 	p0=$(counter rcvd_pkts) d0=$(counter rcvd_local_drop)
-	lo_send_20
-	wait_for 10 test "$(counter rcvd_local_drop)" -ge $((d0 + 20)) || true
+	lo_send_25
+	wait_for 10 counter_ge rcvd_local_drop $((d0 + 25)) || true
 	sleep 1
 	p1=$(counter rcvd_pkts) d1=$(counter rcvd_local_drop)
-	echo 1 >"$par"
+	lo_rx_on
 	info "lo_rx=0: rcvd_pkts $p0 -> $p1, rcvd_local_drop $d0 -> $d1"
-	((d1 - d0 == 20)) || fail "lo_rx=0: rcvd_local_drop moved by $((d1 - d0)), want 20"
+	((d1 - d0 == 25)) || fail "lo_rx=0: rcvd_local_drop moved by $((d1 - d0)), want 25"
 	((p1 == p0)) || fail "lo_rx=0: rcvd_pkts moved by $((p1 - p0)): forged datagrams reached the receive pipeline"
 	p0=$p1 d0=$d1
-	lo_send_20
-	wait_for 10 test "$(counter rcvd_pkts)" -ge $((p0 + 20)) || true
+	lo_send_25
+	wait_for 10 counter_ge rcvd_pkts $((p0 + 25)) || true
 	sleep 1
 	p1=$(counter rcvd_pkts) d1=$(counter rcvd_local_drop)
 	info "lo_rx=1: rcvd_pkts $p0 -> $p1, rcvd_local_drop $d0 -> $d1"
-	((p1 - p0 == 20)) || fail "lo_rx=1: rcvd_pkts moved by $((p1 - p0)), want 20"
+	((p1 - p0 == 25)) || fail "lo_rx=1: rcvd_pkts moved by $((p1 - p0)), want 25"
 	((d1 == d0)) || fail "lo_rx=1: rcvd_local_drop moved by $((d1 - d0))"
 	assert_dmesg_clean "test lo_rx_gate"
 }

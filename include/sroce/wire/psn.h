@@ -36,17 +36,22 @@ static inline bool sroce_psn_after(u32 a, u32 b)
 
 /*
  * May a requester whose next PSN is @next, with @oldest the oldest it has
- * not seen acknowledged, send more under a window of @window PSNs?  After
- * a go-back @next may be a little behind @oldest (a negative distance);
- * a READ of 2^31 bytes at a 256-byte MTU alone takes half the PSN space,
- * which reads as -2^23 too, and nothing more may go out until it is
- * answered: what follows would pass for older than it.
+ * not seen acknowledged, send a packet that takes @jump PSNs (a READ
+ * request takes its responses'; else 0) under a window of @window PSNs?
+ * After a go-back @next may be a little behind @oldest (a negative
+ * distance: nothing outstanding).  At most half the PSN space may be
+ * outstanding, or later PSNs would pass for older ones: a READ of 2^31
+ * bytes at a 256-byte MTU fills it alone (its distance reads as -2^23)
+ * and goes only when nothing else is outstanding.
  */
-static inline bool sroce_psn_window_open(u32 next, u32 oldest, s32 window)
+static inline bool sroce_psn_window_open(u32 next, u32 oldest, s32 window,
+					 u32 jump)
 {
 	s32 out = sroce_psn_diff(next, oldest);
+	u32 span = out == -(s32)SROCE_PSN_HALF ? SROCE_PSN_HALF :
+		   out < 0 ? 0 : (u32)out;
 
-	return out < window && out != -(s32)SROCE_PSN_HALF;
+	return span < (u32)window && span + jump <= SROCE_PSN_HALF;
 }
 
 /* psn lies in [start, start + n) modulo 2^24; n <= 2^24. */
