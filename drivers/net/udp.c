@@ -10,6 +10,7 @@
 #include <linux/ipv6.h>
 #include <linux/udp.h>
 #include <net/udp_tunnel.h>
+#include <net/route.h>
 #include <net/ipv6.h>
 #include <net/addrconf.h>
 #include <linux/inetdevice.h>
@@ -72,6 +73,19 @@ static struct sroce_dev *sroce_rx_dev(struct sk_buff *skb, bool *lo)
 	return ndev ? sroce_dev_by_netdev(ndev) : NULL;
 }
 
+/* RoCEv2 has no broadcast: no GID names one, in the frame or the packet */
+static bool sroce_rx_bcast(struct sk_buff *skb)
+{
+	const struct rtable *rt;
+
+	if (skb->pkt_type == PACKET_BROADCAST)
+		return true;
+	if (skb->protocol != htons(ETH_P_IP))
+		return false;
+	rt = skb_rtable(skb);
+	return rt && (rt->rt_flags & RTCF_BROADCAST);
+}
+
 static int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb)
 {
 	struct sroce_dev *sdev;
@@ -83,8 +97,7 @@ static int sroce_encap_rcv(struct sock *sk, struct sk_buff *skb)
 		sroce_count(sdev, SROCE_CNT_RX_DROP_LOCAL);
 		sdev = NULL;
 	}
-	/* RoCEv2 has no broadcast: no GID names one */
-	if (sdev && skb->pkt_type == PACKET_BROADCAST) {
+	if (sdev && sroce_rx_bcast(skb)) {
 		sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED);
 		sdev = NULL;
 	}

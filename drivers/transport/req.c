@@ -116,7 +116,7 @@ static void sroce_req_sent(struct sroce_qp *qp, u32 first, u32 last)
 {
 	u32 next = sroce_psn_add(last, 1);
 
-	if (sroce_psn_after(next, qp->req.max_psn))
+	if (sroce_psn_extends(next, qp->req.max_psn, qp->comp.psn))
 		qp->req.max_psn = next;
 	/* every request asks for an ACK unless its sender says otherwise */
 	qp->req.ackreq_owed = false;

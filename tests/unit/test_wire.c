@@ -583,6 +583,13 @@ static void test_psn(void)
 	CHECK(sroce_psn_window_open(0xfffff1, 0xfffff0, 1024, 0x7fffff));
 	CHECK(!sroce_psn_window_open(0xfffff2, 0xfffff0, 1024, 0x7fffff));
 	CHECK(sroce_psn_window_open(0xffffef, 0xfffff0, 1024, 0x800000));	/* go-back */
+	/* what was sent grows, also by a READ of 2^23 PSNs, never shrinks */
+	CHECK(sroce_psn_extends(0x10, 0xfffff0, 0xfffff0));
+	CHECK(!sroce_psn_extends(0xfffff0, 0x10, 0xffffe0));	/* a resend */
+	CHECK(sroce_psn_extends(0x7ffff0, 0xfffff0, 0xfffff0));
+	CHECK(!sroce_psn_extends(0x7ffff0, 0x7ffff0, 0xfffff0));
+	CHECK(sroce_psn_before(0xfffff0, 0x7ffff0) &&
+	      sroce_psn_before(0x7fffef, 0x7ffff0));	/* its responses are inside */
 	{
 		unsigned int i;
 

@@ -100,8 +100,9 @@
 #                to 255.255.255.255:4791, which come back looped, are
 #                dropped before the receive pipeline: rcvd_local_drop +25,
 #                rcvd_pkts +0. lo_rx=1 (as the rest of this suite runs,
-#                for pktgen.py): the same 25 reach it, rcvd_pkts +25,
-#                rcvd_local_drop +0.
+#                for pktgen.py): the 20 reach the receive pipeline
+#                (rcvd_pkts +20), the 5 broadcasts are dropped before it
+#                (rcvd_malformed), rcvd_local_drop +0.
 #   uc_no_rwqe   qp_helper hold -u, no receive WQE: pktgen.py uc_no_rwqe
 #                sends a UC SEND_ONLY at the expected PSN from the peer; it
 #                is lost (UC has no RNR) and rcvd_no_recv_wqe counts it,
@@ -996,29 +997,32 @@ for _ in range(5):
 }
 
 t_lo_rx_gate() {
-	local p0 d0 p1 d1
+	local p0 d0 m0 p1 d1 m1
 	[[ $SROCE_DRV == sroce ]] || skip "lo_rx is sroce's"
 	ensure_link
 	[[ -w $LO_RX ]] || fail "no $LO_RX"
 	# the rest of the suite needs it on, whatever happens here
 	trap lo_rx_on EXIT
 	echo 0 >"$LO_RX"
-	p0=$(counter rcvd_pkts) d0=$(counter rcvd_local_drop)
+	p0=$(counter rcvd_pkts) d0=$(counter rcvd_local_drop) m0=$(counter rcvd_malformed)
 	lo_send_25
 	wait_for 10 counter_ge rcvd_local_drop $((d0 + 25)) || true
 	sleep 1
-	p1=$(counter rcvd_pkts) d1=$(counter rcvd_local_drop)
+	p1=$(counter rcvd_pkts) d1=$(counter rcvd_local_drop) m1=$(counter rcvd_malformed)
 	lo_rx_on
-	info "lo_rx=0: rcvd_pkts $p0 -> $p1, rcvd_local_drop $d0 -> $d1"
+	info "lo_rx=0: rcvd_pkts $p0 -> $p1, rcvd_local_drop $d0 -> $d1, rcvd_malformed $m0 -> $m1"
 	((d1 - d0 == 25)) || fail "lo_rx=0: rcvd_local_drop moved by $((d1 - d0)), want 25"
-	((p1 == p0)) || fail "lo_rx=0: rcvd_pkts moved by $((p1 - p0)): forged datagrams reached the receive pipeline"
-	p0=$p1 d0=$d1
+	((p1 == p0 && m1 == m0)) || fail "lo_rx=0: rcvd_pkts moved by $((p1 - p0)), rcvd_malformed by $((m1 - m0)): forged datagrams went further"
+	p0=$p1 d0=$d1 m0=$m1
 	lo_send_25
-	wait_for 10 counter_ge rcvd_pkts $((p0 + 25)) || true
+	wait_for 10 counter_ge rcvd_pkts $((p0 + 20)) || true
+	wait_for 10 counter_ge rcvd_malformed $((m0 + 5)) || true
 	sleep 1
-	p1=$(counter rcvd_pkts) d1=$(counter rcvd_local_drop)
-	info "lo_rx=1: rcvd_pkts $p0 -> $p1, rcvd_local_drop $d0 -> $d1"
-	((p1 - p0 == 25)) || fail "lo_rx=1: rcvd_pkts moved by $((p1 - p0)), want 25"
+	p1=$(counter rcvd_pkts) d1=$(counter rcvd_local_drop) m1=$(counter rcvd_malformed)
+	info "lo_rx=1: rcvd_pkts $p0 -> $p1, rcvd_local_drop $d0 -> $d1, rcvd_malformed $m0 -> $m1"
+	# the unicasts reach the receive pipeline; a broadcast never does
+	((p1 - p0 == 20)) || fail "lo_rx=1: rcvd_pkts moved by $((p1 - p0)), want the 20 unicasts"
+	((m1 - m0 >= 5)) || fail "lo_rx=1: rcvd_malformed moved by $((m1 - m0)), want the 5 broadcasts (and the unicasts' own drops)"
 	((d1 == d0)) || fail "lo_rx=1: rcvd_local_drop moved by $((d1 - d0))"
 	assert_dmesg_clean "test lo_rx_gate"
 }

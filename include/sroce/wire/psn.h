@@ -54,6 +54,19 @@ static inline bool sroce_psn_window_open(u32 next, u32 oldest, s32 window,
 	return span < (u32)window && span + jump <= SROCE_PSN_HALF;
 }
 
+/*
+ * Does a request that ends before @next reach past @max, the end of all
+ * sent so far, with @oldest the oldest PSN not acknowledged?  A READ of
+ * 2^23 PSNs sent with nothing else outstanding ends exactly half the
+ * space ahead of @oldest, which a signed distance reads as behind.
+ */
+static inline bool sroce_psn_extends(u32 next, u32 max, u32 oldest)
+{
+	return sroce_psn_after(next, max) ||
+	       (next != max &&
+		sroce_psn_diff(next, oldest) == -(s32)SROCE_PSN_HALF);
+}
+
 /* psn lies in [start, start + n) modulo 2^24; n <= 2^24. */
 static inline bool sroce_psn_in_window(u32 psn, u32 start, u32 n)
 {
