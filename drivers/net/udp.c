@@ -63,12 +63,11 @@ MODULE_PARM_DESC(lo_rx,
 static struct sroce_dev *sroce_rx_dev(struct sk_buff *skb, bool *lo)
 {
 	struct net_device *ndev = skb->dev;
+	bool on_lo = ndev && (ndev->flags & IFF_LOOPBACK);
 
-	*lo = (ndev && (ndev->flags & IFF_LOOPBACK)) ||
-	      skb->pkt_type == PACKET_LOOPBACK;
+	*lo = on_lo || skb->pkt_type == PACKET_LOOPBACK;
 	/* a packet to another local address arrives on lo */
-	if (ndev && (ndev->flags & IFF_LOOPBACK) &&
-	    skb->protocol == htons(ETH_P_IP))
+	if (on_lo && skb->protocol == htons(ETH_P_IP))
 		ndev = __ip_dev_find(dev_net(ndev), ip_hdr(skb)->daddr, false);
 	return ndev ? sroce_dev_by_netdev(ndev) : NULL;
 }

@@ -281,7 +281,7 @@ t_pkt() {
 	q=$(qp_of_pid "$spid" | head -n1)
 	qpn=$(awk '{ print $1 }' <<<"$q")
 	info "live QP in INIT: $q"
-	python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" --check --qpn "$qpn" "${EXACT_CLASSES[@]}" || rc=1
+	pktgen --check --qpn "$qpn" "${EXACT_CLASSES[@]}" || rc=1
 	info "QP after the INIT attack: $(qp_of_pid "$spid")"
 
 	ibv_rc_pingpong -d "$DEV" -g "$gidx" -p "$_port" -n 100000000 127.0.0.1 >/tmp/live-cli.txt 2>&1 &
@@ -297,7 +297,7 @@ t_pkt() {
 	psn=$(awk '{ print $3 }' <<<"$q")
 	[[ $psn =~ ^[0-9]+$ ]] || psn=
 	info "live QP in RTS: $q (lqpn state rq-psn pid comm)"
-	python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" --check --qpn "$qpn" ${psn:+--psn "$psn"} live_rts || rc=1
+	pktgen --check --qpn "$qpn" ${psn:+--psn "$psn"} live_rts || rc=1
 	info "QPs after the RTS attack: $(qp_list | tr '\n' ';')"
 	kill -9 "$cpid" "$spid" 2>/dev/null || true
 	wait "$cpid" "$spid" 2>/dev/null || true
@@ -365,8 +365,8 @@ t_fuzz() {
 	ip=$(my_ip)
 	mkdir -p /tmp/robust
 	start_helper /tmp/robust/fuzz.helper 60 -d "$DEV" -g "$gidx" hold -s 65536 -m heap
-	qpn=$(kv qpn "$QPH_READY") epsn=$(kv epsn "$QPH_READY") rkey=$(kv rkey "$QPH_READY")
-	va=$(kv va "$QPH_READY") len=$(kv len "$QPH_READY")
+	qpn=$(ready qpn) epsn=$(ready epsn) rkey=$(ready rkey)
+	va=$(ready va) len=$(ready len)
 	# live traffic that runs until killed; each checks every byte it gets
 	next_port
 	ibv_rc_pingpong -d "$DEV" -g "$gidx" -c -e -s 4096 -n 100000000 -p "$_port" >/tmp/robust/fz-rc-srv 2>&1 &
@@ -620,6 +620,28 @@ start_helper() { # file secs args...
 	QPH_READY=$(grep -m1 '^READY ' "$out") ||
 		fail "qp_helper $*: $(grep -m1 '^FAIL ' "$out")"
 }
+# qp_helper hold ARGS... on the device's RoCEv2 GID (start_helper)
+hold_up() { # file secs args...
+	local f=$1 secs=$2
+	shift 2
+	ensure_link
+	mkdir -p /tmp/robust
+	start_helper "$f" "$secs" -d "$DEV" -g "$(roce_v2_gid_index)" hold "$@"
+}
+# ready KEY: KEY's value in qp_helper's READY line
+ready() { kv "$1" "$QPH_READY"; }
+# true when every QPN given is in STATE (rdma res show qp)
+qps_in() { # state qpn...
+	local s=$1
+	shift
+	qp_list | awk -v s="$s" -v want="$*" '
+		BEGIN { n = split(want, q, " "); for (i = 1; i <= n; i++) w[q[i]] = 1 }
+		$1 in w && $2 == s { m++ } END { exit m != n }'
+}
+# pktgen.py MODE ARGS... to the guest's own address
+pktgen() { python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" "$@"; }
+# stats_delta NAME OUTPUT: d_NAME of the STATS line in pktgen's OUTPUT
+stats_delta() { kv "d_$1" "$(grep '^STATS ' <<<"$2")"; }
 
 # Report (and return 1) unless the pids leave within SECS of a SIGKILL.
 kill_within() { # secs what pid...
@@ -800,14 +822,11 @@ t_destroy_under_load() {
 # exactly one completion per receive WQE, the held one in error first.
 cqes_at_least() { (($(grep -c '^CQE ' "$1") >= $2)); }
 t_seq_err_mid_send() {
-	local gidx qpn peer epsn mtu f=/tmp/robust/seq.helper cqes w st
-	ensure_link
-	gidx=$(roce_v2_gid_index)
-	mkdir -p /tmp/robust
-	start_helper "$f" 60 -d "$DEV" -g "$gidx" hold -s 65536 -m heap -R 3
-	qpn=$(kv qpn "$QPH_READY") peer=$(kv peer_qpn "$QPH_READY")
-	epsn=$(kv epsn "$QPH_READY") mtu=$(kv mtu "$QPH_READY")
-	python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" seq_send --qpn "$qpn" \
+	local qpn peer epsn mtu f=/tmp/robust/seq.helper cqes w st
+	hold_up "$f" 60 -s 65536 -m heap -R 3
+	qpn=$(ready qpn) peer=$(ready peer_qpn)
+	epsn=$(ready epsn) mtu=$(ready mtu)
+	pktgen seq_send --qpn "$qpn" \
 		--peer-qpn "$peer" --psn "$epsn" --mtu "$mtu" --settle 5 ||
 		fail "pktgen seq_send failed"
 	wait_for 20 cqes_at_least "$f" 3 || { cat "$f"; fail "fewer than 3 completions for 3 receive WQEs within 20 s"; }
@@ -822,21 +841,18 @@ t_seq_err_mid_send() {
 		st=$(kv status "$(grep " wr_id=$w " <<<"$cqes")")
 		[[ $st == 5 ]] || fail "wr_id $w: status ${st:-none}, expected WR_FLUSH_ERR (5)"
 	done
-	qp_list | awk -v q="$qpn" '$1 == q { s = $2 } END { exit s != "ERR" }' ||
+	qps_in ERR "$qpn" ||
 		{ qp_list; fail "QP $qpn is not in ERR after the sequence error"; }
 	kill_within 10 qp_helper "$QPH_PID" || fail "qp_helper did not exit after SIGKILL"
 	assert_dmesg_clean "test seq_err_mid_send"
 }
 
 t_uc_seq_gap() {
-	local gidx qpn peer epsn mtu f=/tmp/robust/ucgap.helper stats cqes d
-	ensure_link
-	gidx=$(roce_v2_gid_index)
-	mkdir -p /tmp/robust
-	start_helper "$f" 60 -d "$DEV" -g "$gidx" hold -s 65536 -m heap -R 3 -u
-	qpn=$(kv qpn "$QPH_READY") peer=$(kv peer_qpn "$QPH_READY")
-	epsn=$(kv epsn "$QPH_READY") mtu=$(kv mtu "$QPH_READY")
-	stats=$(python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" uc_gap --qpn "$qpn" \
+	local qpn peer epsn mtu f=/tmp/robust/ucgap.helper stats cqes d
+	hold_up "$f" 60 -s 65536 -m heap -R 3 -u
+	qpn=$(ready qpn) peer=$(ready peer_qpn)
+	epsn=$(ready epsn) mtu=$(ready mtu)
+	stats=$(pktgen uc_gap --qpn "$qpn" \
 		--peer-qpn "$peer" --psn "$epsn" --mtu "$mtu" --settle 5) ||
 		fail "pktgen uc_gap failed"
 	echo "$stats"
@@ -848,29 +864,26 @@ t_uc_seq_gap() {
 	# enum ibv_wc_status: 0 SUCCESS
 	[[ $cqes == *" wr_id=100 status=0 byte_len=16 head=77" ]] ||
 		fail "expected receive WQE 100 to complete with the SEND_ONLY's 16 bytes of 0x77"
-	d=$(kv d_out_of_seq_request "$(grep '^STATS ' <<<"$stats")")
+	d=$(stats_delta out_of_seq_request "$stats")
 	((${d:-0} >= 1)) || fail "out_of_seq_request moved by ${d:-nothing}, expected the LAST after the gap"
-	qp_list | awk -v q="$qpn" '$1 == q { s = $2 } END { exit s != "RTS" }' ||
+	qps_in RTS "$qpn" ||
 		{ qp_list; fail "UC QP $qpn is not in RTS after the gap"; }
 	kill_within 10 qp_helper "$QPH_PID" || fail "qp_helper did not exit after SIGKILL"
 	assert_dmesg_clean "test uc_seq_gap"
 }
 
 t_uc_no_rwqe() {
-	local gidx qpn peer epsn f=/tmp/robust/ucnorwqe.helper stats d
-	ensure_link
-	gidx=$(roce_v2_gid_index)
-	mkdir -p /tmp/robust
-	start_helper "$f" 60 -d "$DEV" -g "$gidx" hold -s 65536 -m heap -u
-	qpn=$(kv qpn "$QPH_READY") peer=$(kv peer_qpn "$QPH_READY")
-	epsn=$(kv epsn "$QPH_READY")
-	stats=$(python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" uc_no_rwqe --qpn "$qpn" \
+	local qpn peer epsn f=/tmp/robust/ucnorwqe.helper stats d
+	hold_up "$f" 60 -s 65536 -m heap -u
+	qpn=$(ready qpn) peer=$(ready peer_qpn)
+	epsn=$(ready epsn)
+	stats=$(pktgen uc_no_rwqe --qpn "$qpn" \
 		--peer-qpn "$peer" --psn "$epsn" --settle 5) ||
 		fail "pktgen uc_no_rwqe failed"
 	echo "$stats"
-	d=$(kv d_rcvd_no_recv_wqe "$(grep '^STATS ' <<<"$stats")")
+	d=$(stats_delta rcvd_no_recv_wqe "$stats")
 	((${d:-0} == 1)) || fail "rcvd_no_recv_wqe moved by ${d:-nothing}, expected 1: a UC SEND with no receive WQE is lost uncounted"
-	qp_list | awk -v q="$qpn" '$1 == q { s = $2 } END { exit s != "RTS" }' ||
+	qps_in RTS "$qpn" ||
 		{ qp_list; fail "UC QP $qpn is not in RTS after the lost SEND"; }
 	kill_within 10 qp_helper "$QPH_PID" || fail "qp_helper did not exit after SIGKILL"
 	assert_dmesg_clean "test uc_no_rwqe"
@@ -881,30 +894,26 @@ t_uc_no_rwqe() {
 # not at all.
 bad_answer() { # phase counter other
 	local stats d o
-	stats=$(python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" bad_answers --phase "$1" \
+	stats=$(pktgen bad_answers --phase "$1" \
 		--qpn "$BA_QPN" --peer-qpn "$BA_PEER" --psn "$BA_PSN" --len "$BA_LEN" \
 		--mtu "$BA_MTU" --settle 5) || fail "pktgen bad_answers --phase $1 failed"
 	echo "$stats"
-	d=$(kv "d_$2" "$(grep '^STATS ' <<<"$stats")")
-	o=$(kv "d_$3" "$(grep '^STATS ' <<<"$stats")")
+	d=$(stats_delta "$2" "$stats") o=$(stats_delta "$3" "$stats")
 	((${d:-0} == 1 && ${o:-0} == 0)) ||
 		fail "$1: $2 moved by ${d:-nothing} and $3 by ${o:-nothing}, expected 1 and 0"
 }
 
 t_bad_answers() {
-	local gidx f=/tmp/robust/badans.helper
-	ensure_link
-	gidx=$(roce_v2_gid_index)
-	mkdir -p /tmp/robust
-	start_helper "$f" 60 -d "$DEV" -g "$gidx" hold -s 65536 -m heap -r 2048 -O -W
-	BA_QPN=$(kv qpn "$QPH_READY") BA_PEER=$(kv peer_qpn "$QPH_READY")
-	BA_PSN=$(kv open_psn "$QPH_READY") BA_LEN=$(kv old_len "$QPH_READY")
-	BA_MTU=$(kv mtu "$QPH_READY")
+	local f=/tmp/robust/badans.helper
+	hold_up "$f" 60 -s 65536 -m heap -r 2048 -O -W
+	BA_QPN=$(ready qpn) BA_PEER=$(ready peer_qpn)
+	BA_PSN=$(ready open_psn) BA_LEN=$(ready old_len)
+	BA_MTU=$(ready mtu)
 	((BA_LEN > BA_MTU)) || fail "the open READ ($BA_LEN bytes) fits one path MTU ($BA_MTU)"
 	bad_answer nak_resp rcvd_malformed out_of_seq_response
 	bad_answer rsvd_ack rcvd_malformed out_of_seq_response
 	bad_answer big_resp out_of_seq_response rcvd_malformed
-	qp_list | awk -v b="$BA_PEER" '$1 == b { s = $2 } END { exit s != "RTS" }' ||
+	qps_in RTS "$BA_PEER" ||
 		{ qp_list; fail "QP $BA_PEER (the open READ's) is not in RTS after the answers"; }
 	helper_watch_expect "$f" "open_read open" "lbuf unchanged" "obuf untouched"
 	kill_within 10 qp_helper "$QPH_PID" || fail "qp_helper did not exit"
@@ -912,19 +921,16 @@ t_bad_answers() {
 }
 
 t_big_write() {
-	local gidx qpn peer epsn f=/tmp/robust/bigwrite.helper stats d
-	ensure_link
-	gidx=$(roce_v2_gid_index)
-	mkdir -p /tmp/robust
-	start_helper "$f" 60 -d "$DEV" -g "$gidx" hold -s 65536 -m heap -w -W
-	qpn=$(kv qpn "$QPH_READY") peer=$(kv peer_qpn "$QPH_READY")
-	epsn=$(kv epsn "$QPH_READY")
-	stats=$(python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" big_write --qpn "$qpn" \
-		--peer-qpn "$peer" --psn "$epsn" --va "$(kv va "$QPH_READY")" \
-		--rkey "$(kv rkey "$QPH_READY")" --mtu "$(kv mtu "$QPH_READY")" --settle 5) ||
+	local qpn peer epsn f=/tmp/robust/bigwrite.helper stats d
+	hold_up "$f" 60 -s 65536 -m heap -w -W
+	qpn=$(ready qpn) peer=$(ready peer_qpn)
+	epsn=$(ready epsn)
+	stats=$(pktgen big_write --qpn "$qpn" \
+		--peer-qpn "$peer" --psn "$epsn" --va "$(ready va)" \
+		--rkey "$(ready rkey)" --mtu "$(ready mtu)" --settle 5) ||
 		fail "pktgen big_write failed"
 	echo "$stats"
-	d=$(kv d_send_nak_other "$(grep '^STATS ' <<<"$stats")")
+	d=$(stats_delta send_nak_other "$stats")
 	((${d:-0} == 1)) || fail "send_nak_other moved by ${d:-nothing}, expected the NAK of the WRITE longer than the path MTU"
 	helper_watch_expect "$f" "tbuf unchanged"
 	kill_within 10 qp_helper "$QPH_PID" || fail "qp_helper did not exit"
@@ -944,35 +950,32 @@ helper_watch_expect() { # file want...
 	done
 }
 t_late_dup_after_poll() {
-	local gidx qpn peer epsn opsn olen mtu f=/tmp/robust/latedup.helper stats cqes d
-	ensure_link
-	gidx=$(roce_v2_gid_index)
-	mkdir -p /tmp/robust
-	start_helper "$f" 60 -d "$DEV" -g "$gidx" hold -s 65536 -m heap -r 4096 -R 2 -W
-	qpn=$(kv qpn "$QPH_READY") peer=$(kv peer_qpn "$QPH_READY")
-	epsn=$(kv epsn "$QPH_READY") mtu=$(kv mtu "$QPH_READY")
-	opsn=$(kv old_psn "$QPH_READY") olen=$(kv old_len "$QPH_READY")
-	python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" late_dups --phase send \
+	local qpn peer epsn opsn olen mtu f=/tmp/robust/latedup.helper stats cqes d
+	hold_up "$f" 60 -s 65536 -m heap -r 4096 -R 2 -W
+	qpn=$(ready qpn) peer=$(ready peer_qpn)
+	epsn=$(ready epsn) mtu=$(ready mtu)
+	opsn=$(ready old_psn) olen=$(ready old_len)
+	pktgen late_dups --phase send \
 		--qpn "$qpn" --peer-qpn "$peer" --psn "$epsn" --mtu "$mtu" --settle 5 ||
 		fail "pktgen late_dups --phase send failed"
 	wait_for 20 cqes_at_least "$f" 1 || { cat "$f"; fail "no receive completion for the SEND within 20 s"; }
 	# its completion is polled: now the late copies
-	stats=$(python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" late_dups --phase dup \
+	stats=$(pktgen late_dups --phase dup \
 		--qpn "$qpn" --peer-qpn "$peer" --psn "$epsn" --dup-psn "$opsn" \
 		--len "$olen" --mtu "$mtu" --settle 5) ||
 		fail "pktgen late_dups --phase dup failed"
 	echo "$stats"
 	sleep 1
-	qp_list | awk -v a="$qpn" -v b="$peer" '$1 == a || $1 == b { n += $2 == "RTS" } END { exit n != 2 }' ||
+	qps_in RTS "$qpn" "$peer" ||
 		{ qp_list; fail "QPs $qpn and $peer are not both in RTS after the late copies"; }
 	helper_watch_expect "$f" "lbuf unchanged" "wr_id=100 unchanged" "wr_id=101 untouched"
 	cqes=$(grep '^CQE ' "$f")
 	# enum ibv_wc_status: 0 SUCCESS
 	[[ $(wc -l <<<"$cqes") == 1 && $cqes == *" wr_id=100 status=0 byte_len=16 head=11" ]] ||
 		fail "expected one receive completion, wr_id 100 with the first SEND's 16 bytes of 0x11"
-	d=$(kv d_duplicate_request "$(grep '^STATS ' <<<"$stats")")
+	d=$(stats_delta duplicate_request "$stats")
 	((${d:-0} >= 1)) || fail "duplicate_request moved by ${d:-nothing}, expected the SEND's copy"
-	d=$(kv d_out_of_seq_response "$(grep '^STATS ' <<<"$stats")")
+	d=$(stats_delta out_of_seq_response "$stats")
 	((${d:-0} >= 2 * ((olen + mtu - 1) / mtu))) ||
 		fail "out_of_seq_response moved by ${d:-nothing}, expected the $((2 * ((olen + mtu - 1) / mtu))) forged READ responses"
 	kill_within 10 qp_helper "$QPH_PID" || fail "qp_helper did not exit"
@@ -1028,23 +1031,20 @@ t_lo_rx_gate() {
 }
 
 t_late_resp_read_open() {
-	local gidx qpn peer opsn olen mtu open f=/tmp/robust/lateresp.helper stats d
-	ensure_link
-	gidx=$(roce_v2_gid_index)
-	mkdir -p /tmp/robust
-	start_helper "$f" 60 -d "$DEV" -g "$gidx" hold -s 65536 -m heap -r 4096 -O -W
-	qpn=$(kv qpn "$QPH_READY") peer=$(kv peer_qpn "$QPH_READY") mtu=$(kv mtu "$QPH_READY")
-	opsn=$(kv old_psn "$QPH_READY") olen=$(kv old_len "$QPH_READY") open=$(kv open_psn "$QPH_READY")
+	local qpn peer opsn olen mtu open f=/tmp/robust/lateresp.helper stats d
+	hold_up "$f" 60 -s 65536 -m heap -r 4096 -O -W
+	qpn=$(ready qpn) peer=$(ready peer_qpn) mtu=$(ready mtu)
+	opsn=$(ready old_psn) olen=$(ready old_len) open=$(ready open_psn)
 	(( open == (opsn + (olen + mtu - 1) / mtu) % 16777216 )) ||
 		fail "the open READ starts at PSN $open, not right after the old one ($opsn, $olen bytes)"
-	stats=$(python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" late_dups --phase resp \
+	stats=$(pktgen late_dups --phase resp \
 		--qpn "$qpn" --peer-qpn "$peer" --dup-psn "$opsn" --len "$olen" --mtu "$mtu" --settle 5) ||
 		fail "pktgen late_dups --phase resp failed"
 	echo "$stats"
-	qp_list | awk -v b="$peer" '$1 == b { s = $2 } END { exit s != "RTS" }' ||
+	qps_in RTS "$peer" ||
 		{ qp_list; fail "QP $peer (the open READ's) is not in RTS after the late responses"; }
 	helper_watch_expect "$f" "open_read open" "lbuf unchanged" "obuf untouched"
-	d=$(kv d_out_of_seq_response "$(grep '^STATS ' <<<"$stats")")
+	d=$(stats_delta out_of_seq_response "$stats")
 	((${d:-0} >= 2 * ((olen + mtu - 1) / mtu))) ||
 		fail "out_of_seq_response moved by ${d:-nothing}, expected the $((2 * ((olen + mtu - 1) / mtu))) late READ responses"
 	kill_within 10 qp_helper "$QPH_PID" || fail "qp_helper did not exit"
@@ -1052,29 +1052,26 @@ t_late_resp_read_open() {
 }
 
 t_late_dup_after_poll_uc() {
-	local gidx qpn peer epsn mtu f=/tmp/robust/latedupuc.helper stats cqes d
-	ensure_link
-	gidx=$(roce_v2_gid_index)
-	mkdir -p /tmp/robust
-	start_helper "$f" 60 -d "$DEV" -g "$gidx" hold -s 65536 -m heap -u -R 2 -W
-	qpn=$(kv qpn "$QPH_READY") peer=$(kv peer_qpn "$QPH_READY")
-	epsn=$(kv epsn "$QPH_READY") mtu=$(kv mtu "$QPH_READY")
-	python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" late_dups --uc --phase send \
+	local qpn peer epsn mtu f=/tmp/robust/latedupuc.helper stats cqes d
+	hold_up "$f" 60 -s 65536 -m heap -u -R 2 -W
+	qpn=$(ready qpn) peer=$(ready peer_qpn)
+	epsn=$(ready epsn) mtu=$(ready mtu)
+	pktgen late_dups --uc --phase send \
 		--qpn "$qpn" --peer-qpn "$peer" --psn "$epsn" --mtu "$mtu" --settle 5 ||
 		fail "pktgen late_dups --uc --phase send failed"
 	wait_for 20 cqes_at_least "$f" 1 || { cat "$f"; fail "no receive completion for the SEND within 20 s"; }
-	stats=$(python3 "$PKTGEN" --dev "$DEV" --dst "$(my_ip)" late_dups --uc --phase dup \
+	stats=$(pktgen late_dups --uc --phase dup \
 		--qpn "$qpn" --peer-qpn "$peer" --psn "$epsn" --mtu "$mtu" --settle 5) ||
 		fail "pktgen late_dups --uc --phase dup failed"
 	echo "$stats"
 	sleep 1
-	qp_list | awk -v q="$qpn" '$1 == q { s = $2 } END { exit s != "RTS" }' ||
+	qps_in RTS "$qpn" ||
 		{ qp_list; fail "UC QP $qpn is not in RTS after the late packets"; }
 	helper_watch_expect "$f" "wr_id=100 unchanged" "wr_id=101 untouched"
 	cqes=$(grep '^CQE ' "$f")
 	[[ $(wc -l <<<"$cqes") == 1 && $cqes == *" wr_id=100 status=0 byte_len=$((mtu + 16)) head=11" ]] ||
 		fail "expected one receive completion, wr_id 100 with the $((mtu + 16)) bytes of 0x11"
-	d=$(kv d_out_of_seq_request "$(grep '^STATS ' <<<"$stats")")
+	d=$(stats_delta out_of_seq_request "$stats")
 	((${d:-0} >= 1)) || fail "out_of_seq_request moved by ${d:-nothing}, expected the late packets"
 	kill_within 10 qp_helper "$QPH_PID" || fail "qp_helper did not exit"
 	assert_dmesg_clean "test late_dup_after_poll_uc"
@@ -1091,9 +1088,9 @@ t_dup_read_storm_bounded() {
 	mkdir -p /tmp/robust
 	tinfo "starting qp_helper hold (1 MiB MR, old 1 MiB READ)"
 	start_helper /tmp/robust/dup.helper 60 -d "$DEV" -g "$gidx" hold -s 1048576 -m heap -r 1048576
-	qpn=$(kv qpn "$QPH_READY") peer=$(kv peer_qpn "$QPH_READY") opsn=$(kv old_psn "$QPH_READY")
-	olen=$(kv old_len "$QPH_READY") rkey=$(kv rkey "$QPH_READY") va=$(kv va "$QPH_READY")
-	mtu=$(kv mtu "$QPH_READY")
+	qpn=$(ready qpn) peer=$(ready peer_qpn) opsn=$(ready old_psn)
+	olen=$(ready old_len) rkey=$(ready rkey) va=$(ready va)
+	mtu=$(ready mtu)
 	span=$(((olen + mtu - 1) / mtu))
 	probe_baseline
 	mem0=$(mem_avail_kb)
@@ -1169,10 +1166,10 @@ t_big_read() {
 	mkdir -p /tmp/robust
 	tinfo "starting qp_helper hold ($BIG_READ_BYTES byte MR)"
 	start_helper /tmp/robust/big.helper 120 -d "$DEV" -g "$gidx" hold -s "$BIG_READ_BYTES" -m auto
-	qpn=$(kv qpn "$QPH_READY") peer=$(kv peer_qpn "$QPH_READY") epsn=$(kv epsn "$QPH_READY")
-	rkey=$(kv rkey "$QPH_READY") va=$(kv va "$QPH_READY") len=$(kv len "$QPH_READY")
-	mtu=$(kv mtu "$QPH_READY") cost=$(kv reg_cost_kb "$QPH_READY")
-	tinfo "$((len >> 20)) MiB MR ($(kv mode "$QPH_READY") mode) registered in $(kv reg_ms "$QPH_READY") ms for $((cost / 1024)) MB of MemAvailable"
+	qpn=$(ready qpn) peer=$(ready peer_qpn) epsn=$(ready epsn)
+	rkey=$(ready rkey) va=$(ready va) len=$(ready len)
+	mtu=$(ready mtu) cost=$(ready reg_cost_kb)
+	tinfo "$((len >> 20)) MiB MR ($(ready mode) mode) registered in $(ready reg_ms) ms for $((cost / 1024)) MB of MemAvailable"
 	((cost / 1024 <= MEM_SLACK_MB)) ||
 		probs+=("registering the $((len >> 20)) MiB MR cost $((cost / 1024)) MB")
 	probe_baseline

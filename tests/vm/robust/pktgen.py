@@ -763,6 +763,34 @@ def stats_line(kv, delta):
     return " ".join(out)
 
 
+def stream_gen(a, lqpn, rqpn):
+    """Packets of QP lqpn to QP rqpn (their UDP source port)."""
+    return Gen(random.Random(a.seed), a.src or a.dst, a.dst,
+               udp_sport(lqpn, rqpn))
+
+
+def stream_begin(a, mode, need, to_peer=False):
+    """A stream mode's frame: exit unless every option in need is given;
+    return a generator for packets from --peer-qpn to --qpn (with to_peer,
+    the other way) and the counters before anything is sent."""
+    for k in need:
+        if getattr(a, k) is None:
+            sys.exit("pktgen: %s needs --%s" % (mode, k.replace("_", "-")))
+    g = stream_gen(a, a.qpn, a.peer_qpn) if to_peer else \
+        stream_gen(a, a.peer_qpn, a.qpn)
+    return g, read_counters(a.dev)
+
+
+def stream_end(a, before, sent, want, extra=()):
+    """Wait until the sent packets are received and each counter in want
+    moved that far (or --settle passed); print the STATS line."""
+    settle(a, before.get("rcvd_pkts", 0), sent, a.settle)
+    settle_counts(a, before, want)
+    print(stats_line([("sent", sent)] + list(extra),
+                     counter_deltas(a, before)))
+    return 0
+
+
 def s_read(a, sock):
     """One READ request and/or a storm of duplicates of a READ."""
     for k in ("qpn", "psn", "va", "rkey", "len"):
@@ -956,13 +984,7 @@ def s_seq_send(a, sock):
     """An opcode-sequence error in the middle of a SEND, from the QP's own
     peer: SEND_FIRST (one MTU) at --psn, then SEND_ONLY at --psn + 1 where
     a SEND_MIDDLE or SEND_LAST must come."""
-    for k in ("qpn", "psn", "peer_qpn"):
-        if getattr(a, k) is None:
-            sys.exit("pktgen: seq_send needs --%s" % k.replace("_", "-"))
-    g = Gen(random.Random(a.seed), a.src or a.dst, a.dst,
-            udp_sport(a.peer_qpn, a.qpn))
-    before = read_counters(a.dev)
-    r0 = before.get("rcvd_pkts", 0)
+    g, before = stream_begin(a, "seq_send", ("qpn", "psn", "peer_qpn"))
     psn = a.psn & 0xFFFFFF
     sock.sendto(g.packet(0x00, a.qpn, psn=psn, body=bytes(a.mtu), pad=0),
                 (a.dst, 0))
@@ -970,9 +992,7 @@ def s_seq_send(a, sock):
                          body=bytes(16), pad=0, ackreq=1), (a.dst, 0))
     print("seq_send: SEND_FIRST psn %#x, SEND_ONLY psn %#x to QP %#x"
           % (psn, (psn + 1) & 0xFFFFFF, a.qpn))
-    settle(a, r0, 2, a.settle)
-    print(stats_line([("sent", 2)], counter_deltas(a, before)))
-    return 0
+    return stream_end(a, before, 2, {})
 
 
 def s_uc_gap(a, sock):
@@ -982,13 +1002,7 @@ def s_uc_gap(a, sock):
     of 0x77 at --psn + 3.  A receiver that missed the gap would complete
     the first message (MTU + 16 bytes, which fit) and put the second in
     the next receive."""
-    for k in ("qpn", "psn", "peer_qpn"):
-        if getattr(a, k) is None:
-            sys.exit("pktgen: uc_gap needs --%s" % k.replace("_", "-"))
-    g = Gen(random.Random(a.seed), a.src or a.dst, a.dst,
-            udp_sport(a.peer_qpn, a.qpn))
-    before = read_counters(a.dev)
-    r0 = before.get("rcvd_pkts", 0)
+    g, before = stream_begin(a, "uc_gap", ("qpn", "psn", "peer_qpn"))
     psn = a.psn & 0xFFFFFF
     for op, off, body in ((0x20, 0, b"\x11" * a.mtu),
                           (0x22, 2, b"\x33" * 16),
@@ -997,9 +1011,7 @@ def s_uc_gap(a, sock):
                              body=body, pad=0), (a.dst, 0))
     print("uc_gap: SEND_FIRST psn %#x, LAST %#x, ONLY %#x to QP %#x"
           % (psn, (psn + 2) & 0xFFFFFF, (psn + 3) & 0xFFFFFF, a.qpn))
-    settle(a, r0, 3, a.settle)
-    print(stats_line([("sent", 3)], counter_deltas(a, before)))
-    return 0
+    return stream_end(a, before, 3, {})
 
 
 def s_late_dups(a, sock):
@@ -1018,9 +1030,7 @@ def s_late_dups(a, sock):
     dup is that LAST again and a SEND_MIDDLE of one MTU, of 0x22, both at
     --psn + 1 (behind the PSN the receiver expects: dropped)."""
     need = ("qpn", "peer_qpn") + (("psn",) if a.phase != "resp" else ())
-    for k in need:
-        if getattr(a, k) is None:
-            sys.exit("pktgen: late_dups needs --%s" % k.replace("_", "-"))
+    to_a, before = stream_begin(a, "late_dups", need)
     if a.phase != "send" and not a.uc and (a.dup_psn is None or not a.len):
         sys.exit("pktgen: late_dups --phase %s needs --dup-psn and --len"
                  % a.phase)
@@ -1028,11 +1038,7 @@ def s_late_dups(a, sock):
         sys.exit("pktgen: late_dups --phase send|dup|resp")
     if a.phase == "resp" and a.uc:
         sys.exit("pktgen: late_dups --phase resp is RC only")
-    rng = random.Random(a.seed)
-    to_a = Gen(rng, a.src or a.dst, a.dst, udp_sport(a.peer_qpn, a.qpn))
-    to_b = Gen(rng, a.src or a.dst, a.dst, udp_sport(a.qpn, a.peer_qpn))
-    before = read_counters(a.dev)
-    r0 = before.get("rcvd_pkts", 0)
+    to_b = stream_gen(a, a.qpn, a.peer_qpn)
     psn = (a.psn or 0) & 0xFFFFFF
     fill = 0x11 if a.phase == "send" else 0x22
     pkts, want, nresp = [], {}, 0
@@ -1083,11 +1089,7 @@ def s_late_dups(a, sock):
     for p in pkts:
         sock.sendto(p, (a.dst, 0))
     print("late_dups %s: %s" % (a.phase, what))
-    settle(a, r0, len(pkts), a.settle)
-    settle_counts(a, before, want)
-    print(stats_line([("sent", len(pkts)), ("responses", nresp)],
-                     counter_deltas(a, before)))
-    return 0
+    return stream_end(a, before, len(pkts), want, [("responses", nresp)])
 
 
 def s_bad_answers(a, sock):
@@ -1100,13 +1102,10 @@ def s_bad_answers(a, sock):
     with the reserved AETH type (10b): rcvd_malformed. big_resp: a
     READ_RESPONSE_ONLY of the whole READ with an ACK, longer than the
     path MTU: out_of_seq_response."""
-    for k in ("qpn", "psn", "peer_qpn", "len"):
-        if getattr(a, k) is None:
-            sys.exit("pktgen: bad_answers needs --%s" % k.replace("_", "-"))
+    g, before = stream_begin(a, "bad_answers",
+                             ("qpn", "psn", "peer_qpn", "len"), True)
     if a.len <= a.mtu:
         sys.exit("pktgen: bad_answers needs --len larger than --mtu")
-    g = Gen(random.Random(a.seed), a.src or a.dst, a.dst,
-            udp_sport(a.qpn, a.peer_qpn))
     psn = a.psn & 0xFFFFFF
     msn = bytes(3)
     if a.phase == "nak_resp":
@@ -1124,35 +1123,21 @@ def s_bad_answers(a, sock):
         want = {"out_of_seq_response": 1}
     else:
         sys.exit("pktgen: bad_answers --phase nak_resp|rsvd_ack|big_resp")
-    before = read_counters(a.dev)
-    r0 = before.get("rcvd_pkts", 0)
     sock.sendto(pkt, (a.dst, 0))
     print("bad_answers %s: psn %#x to QP %#x" % (a.phase, psn, a.peer_qpn))
-    settle(a, r0, 1, a.settle)
-    settle_counts(a, before, want)
-    print(stats_line([("sent", 1)], counter_deltas(a, before)))
-    return 0
+    return stream_end(a, before, 1, want)
 
 
 def s_uc_no_rwqe(a, sock):
     """A UC SEND_ONLY of 16 bytes of 0x11 to QP --qpn at --psn, from its
     peer --peer-qpn, when it has no receive WQE (qp_helper hold -u): UC
     has no RNR, the message is lost and counted in rcvd_no_recv_wqe."""
-    for k in ("qpn", "psn", "peer_qpn"):
-        if getattr(a, k) is None:
-            sys.exit("pktgen: uc_no_rwqe needs --%s" % k.replace("_", "-"))
-    g = Gen(random.Random(a.seed), a.src or a.dst, a.dst,
-            udp_sport(a.peer_qpn, a.qpn))
-    before = read_counters(a.dev)
-    r0 = before.get("rcvd_pkts", 0)
+    g, before = stream_begin(a, "uc_no_rwqe", ("qpn", "psn", "peer_qpn"))
     psn = a.psn & 0xFFFFFF
     sock.sendto(g.packet(0x24, a.qpn, psn=psn, body=b"\x11" * 16, pad=0),
                 (a.dst, 0))
     print("uc_no_rwqe: SEND_ONLY psn %#x to QP %#x" % (psn, a.qpn))
-    settle(a, r0, 1, a.settle)
-    settle_counts(a, before, {"rcvd_no_recv_wqe": 1})
-    print(stats_line([("sent", 1)], counter_deltas(a, before)))
-    return 0
+    return stream_end(a, before, 1, {"rcvd_no_recv_wqe": 1})
 
 
 def s_big_write(a, sock):
@@ -1160,24 +1145,16 @@ def s_big_write(a, sock):
     length) to QP --qpn at --psn, from its peer --peer-qpn (qp_helper hold
     -m heap -w -W): longer than the path MTU, it is refused with an
     Invalid Request NAK (send_nak_other) and writes nothing."""
-    for k in ("qpn", "psn", "peer_qpn", "va", "rkey"):
-        if getattr(a, k) is None:
-            sys.exit("pktgen: big_write needs --%s" % k.replace("_", "-"))
-    g = Gen(random.Random(a.seed), a.src or a.dst, a.dst,
-            udp_sport(a.peer_qpn, a.qpn))
+    g, before = stream_begin(a, "big_write",
+                             ("qpn", "psn", "peer_qpn", "va", "rkey"))
     n = 2 * a.mtu
-    before = read_counters(a.dev)
-    r0 = before.get("rcvd_pkts", 0)
     psn = a.psn & 0xFFFFFF
     body = struct.pack("!QII", a.va, a.rkey, n) + b"\xee" * n
     sock.sendto(g.packet(0x0a, a.qpn, psn=psn, body=body, pad=0, ackreq=1),
                 (a.dst, 0))
     print("big_write: WRITE_ONLY of %d bytes psn %#x to QP %#x"
           % (n, psn, a.qpn))
-    settle(a, r0, 1, a.settle)
-    settle_counts(a, before, {"send_nak_other": 1})
-    print(stats_line([("sent", 1)], counter_deltas(a, before)))
-    return 0
+    return stream_end(a, before, 1, {"send_nak_other": 1})
 
 
 STREAMS = {"read": s_read, "write_flood": s_write_flood,
