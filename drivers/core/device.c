@@ -12,6 +12,8 @@
 #include <net/net_namespace.h>
 #include <net/addrconf.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_pack.h>
 #include <rdma/ib_mad.h>
 
 #include "sroce/sroce.h"
@@ -31,23 +33,23 @@ struct sroce_dev *sroce_dev_by_netdev(struct net_device *ndev)
 	return NULL;
 }
 
-/* Headroom a RoCEv2 packet needs beyond its payload on the worst path. */
-#define SROCE_WIRE_OVERHEAD	(40 + 8 + SROCE_MAX_HDR_BYTES + SROCE_ICRC_BYTES)
+/*
+ * The active MTU is the one rdma_cm assumes for a RoCE netdev
+ * (iboe_get_mtu: 96 bytes of overhead), so the two ends of a connection
+ * agree on it.  Our longest header before a full-MTU payload, WRITE ONLY
+ * with immediate (BTH, RETH, ImmDt), fits in that with IPv6, UDP and ICRC.
+ */
+#define SROCE_DATA_WIRE_OVERHEAD \
+	(40 + 8 + SROCE_BTH_BYTES + SROCE_RETH_BYTES + SROCE_IMMDT_BYTES + \
+	 SROCE_ICRC_BYTES)
+static_assert(SROCE_DATA_WIRE_OVERHEAD <=
+	      IB_GRH_BYTES + IB_UDP_BYTES + IB_BTH_BYTES + IB_EXT_XRC_BYTES +
+	      IB_EXT_ATOMICETH_BYTES + IB_ICRC_BYTES);
 
 enum ib_mtu sroce_mtu_from_netdev(unsigned int mtu)
 {
-	unsigned int room = mtu > SROCE_WIRE_OVERHEAD ?
-			    mtu - SROCE_WIRE_OVERHEAD : 0;
-
-	if (room >= 4096)
-		return IB_MTU_4096;
-	if (room >= 2048)
-		return IB_MTU_2048;
-	if (room >= 1024)
-		return IB_MTU_1024;
-	if (room >= 512)
-		return IB_MTU_512;
-	return IB_MTU_256;
+	/* 0 below 352: a 256 B payload may then not fit, but IB has no less */
+	return iboe_get_mtu(mtu) ?: IB_MTU_256;
 }
 
 static int sroce_query_device(struct ib_device *ibdev,

@@ -8,6 +8,8 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
+#include <linux/inetdevice.h>
+#include <net/addrconf.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
 #include <net/ip6_route.h>
@@ -237,8 +239,9 @@ static void sroce_seal(struct sk_buff *skb, bool ipv6)
 	sroce_icrc_put(skb->data + tail, sroce_icrc_final(crc));
 }
 
-/* Our own GID: straight into the receive pipeline, which queues it on the
- * peer and hands the peer to the sending pass (sroce_rx_enqueue).
+/* Our own GID, or another of our GIDs (sroce_route_is_ours): straight
+ * into the receive pipeline, which queues it on the peer and hands the
+ * peer to the sending pass (sroce_rx_enqueue).
  */
 static void sroce_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
 {
@@ -300,6 +303,30 @@ bool sroce_av_is_local(const struct sroce_av *av)
 	return av->daddr.v4.s_addr == av->saddr.v4.s_addr;
 }
 
+/*
+ * Another address of our netdev: its route (bound to our netdev) goes
+ * through lo, where the packet would be refused (lo_rx, drivers/net/udp.c:
+ * any local process can send there, so it must not tell us who sent it).
+ * It is ours: loop it back as for our own GID.  Addresses of other
+ * netdevs are not local routes with our netdev as the output device.
+ */
+static bool sroce_route_is_ours(struct net *net, const struct sroce_av *av,
+				const struct dst_entry *dst,
+				struct net_device *ndev)
+{
+	bool ours;
+
+	if (!(dst->dev->flags & IFF_LOOPBACK))
+		return false;
+	if (av->net_type == SROCE_NET_TYPE_IPV6)
+		return IS_ENABLED(CONFIG_IPV6) &&
+		       ipv6_chk_addr(net, &av->daddr.v6, ndev, 1);
+	rcu_read_lock();
+	ours = __ip_dev_find(net, av->daddr.v4.s_addr, false) == ndev;
+	rcu_read_unlock();
+	return ours;
+}
+
 static int sroce_send4(struct sroce_dev *sdev, const struct sroce_av *av,
 		       struct dst_cache *dc, u16 sport, struct sk_buff *skb)
 {
@@ -328,6 +355,11 @@ static int sroce_send4(struct sroce_dev *sdev, const struct sroce_av *av,
 			}
 			if (dc)
 				dst_cache_set_ip4(dc, &rt->dst, fl.saddr);
+		}
+		if (sroce_route_is_ours(net, av, &rt->dst, sdev->ndev)) {
+			ip_rt_put(rt);
+			rt = NULL;
+			local = true;
 		}
 	}
 	sroce_push_udp(skb, sport);
@@ -396,6 +428,11 @@ static int sroce_send6(struct sroce_dev *sdev, const struct sroce_av *av,
 			}
 			if (dc)
 				dst_cache_set_ip6(dc, dst, &fl6.saddr);
+		}
+		if (sroce_route_is_ours(net, av, dst, sdev->ndev)) {
+			dst_release(dst);
+			dst = NULL;
+			local = true;
 		}
 	}
 	sroce_push_udp(skb, sport);

@@ -119,6 +119,14 @@ t_port_netdev() {
 	wait_for 20 port_state_is ACTIVE || fail "port not ACTIVE after link up"
 	"$IP" link set "$NETDEV" mtu 9000
 	wait_for 10 active_mtu_is 4096 || fail "active_mtu not 4096 at netdev MTU 9000"
+	# the path MTU rdma_cm picks for a RoCE netdev (iboe_get_mtu: 96 bytes
+	# of headers), so that both ends of a connection agree
+	"$IP" link set "$NETDEV" mtu 4192
+	wait_for 10 active_mtu_is 4096 || fail "active_mtu not 4096 at netdev MTU 4192"
+	if [[ $SROCE_DRV == sroce ]]; then
+		"$IP" link set "$NETDEV" mtu 4191
+		wait_for 10 active_mtu_is 2048 || fail "active_mtu not 2048 at netdev MTU 4191"
+	fi
 	"$IP" link set "$NETDEV" mtu 1500
 	wait_for 10 active_mtu_is 1024 || fail "active_mtu not 1024 at netdev MTU 1500"
 	"$IP" addr add 10.99.0.99/32 dev "$NETDEV"
@@ -252,41 +260,24 @@ t_rmmod_busy() {
 
 # The ACK of a message comes back after the local ACK timer (100 ms floor)
 # went back to send it again: that ACK must complete it. 80 ms of netem
-# delay on lo between two addresses of eth0 (sroce: lo_rx on, as packets
-# through lo are refused by default) makes every round trip longer than
-# the timer; the client exits as soon as it has the server's last
-# message, so the server's last SEND completes only from the ACK of its
-# first transmission (nothing answers the resent packets).
-LATE_ACK_LO_RX=
-_late_ack_cleanup() {
-	[[ -n $LATE_ACK_LO_RX ]] && echo "$LATE_ACK_LO_RX" >"/sys/module/$MOD/parameters/lo_rx"
-	LATE_ACK_LO_RX=
-	"$TC" qdisc del dev lo root 2>/dev/null || true
-	"$IP" addr del 10.0.0.99/32 dev "$NETDEV" 2>/dev/null || true
-}
+# delay on each end of the netns veth pair (netns_up) makes every round
+# trip longer than the timer; the client exits as soon as it has the
+# server's last message, so the server's last SEND completes only from
+# the ACK of its first transmission (nothing answers the resent packets).
 t_pingpong_late_ack() {
-	local g1 g2 before gid=0000:0000:0000:0000:0000:ffff:0a00:0063
-	ensure_link
-	g1=$(roce_v2_gid_index)
-	trap _late_ack_cleanup EXIT
-	if [[ $SROCE_DRV == sroce ]]; then
-		LATE_ACK_LO_RX=$(cat "/sys/module/$MOD/parameters/lo_rx")
-		echo 1 >"/sys/module/$MOD/parameters/lo_rx"
-	fi
-	"$IP" addr add 10.0.0.99/32 dev "$NETDEV"
-	wait_for 20 gid_present "$gid" || fail "no GID for 10.0.0.99"
-	g2=$(grep -lx "$gid" "$(ib_dir)"/ports/1/gids/* | head -n1)
-	g2=${g2##*/}
-	"$TC" qdisc add dev lo root netem delay 80ms || fail "cannot add netem to lo"
-	before=$(counter retry_timeout)
-	pingpong 65536 5 "$g1" "$g2"
-	"$RDMA" statistic show link "$DEV/1" || true
+	local before after
+	netns_can_run
+	trap netns_down EXIT
+	netns_up
+	ns "$NSA" "$TC" qdisc add dev vna root netem delay 80ms || fail "cannot add netem to vna"
+	ns "$NSB" "$TC" qdisc add dev vnb root netem delay 80ms || fail "cannot add netem to vnb"
+	before=$(($(dcount sna retry_timeout) + $(dcount snb retry_timeout)))
+	ns_pingpong ibv_rc_pingpong 65536 5
+	after=$(($(dcount sna retry_timeout) + $(dcount snb retry_timeout)))
 	# the case under test happened: the timer went back before the ACKs came
-	if [[ $SROCE_DRV == sroce ]]; then
-		(($(counter retry_timeout) > before)) || fail "the ACK timer never fired: the delay did not outlast it"
-		info "ACK timeouts: $(($(counter retry_timeout) - before))"
-	fi
-	_late_ack_cleanup
+	((after > before)) || fail "the ACK timer never fired: the delay did not outlast it"
+	info "ACK timeouts: $((after - before))"
+	netns_down
 	assert_dmesg_clean "test pingpong_late_ack"
 }
 
@@ -954,6 +945,57 @@ t_netns_exclusive() {
 	assert_dmesg_clean "test netns_exclusive"
 }
 
+# Two GIDs of one device (two addresses of its netdev): the route between
+# them goes through lo, which refuses RoCEv2 packets (lo_rx), so sroce
+# loops them back as for one GID (loopback_pkts, no ICRC).
+_local_gids_down() {
+	"$IP" addr del 10.0.0.99/32 dev "$NETDEV" 2>/dev/null || true
+	"$IP" addr del fd77::1/64 dev "$NETDEV" 2>/dev/null || true
+	"$IP" addr del fd77::2/64 dev "$NETDEV" 2>/dev/null || true
+}
+# TOOL SIZE ITERS SGID CGID: server on GID index SGID, client on CGID, data checked
+pp_gids() {
+	local tool=$1 size=$2 iters=$3 spid out
+	next_port
+	"$tool" -d "$DEV" -g "$4" -c -s "$size" -n "$iters" -p "$_port" >/tmp/pg-srv.txt 2>&1 &
+	spid=$!
+	wait_port "$_port" 30 || { cat /tmp/pg-srv.txt; fail "$tool server did not listen"; }
+	out=$(timeout 120 "$tool" -d "$DEV" -g "$5" -c -s "$size" -n "$iters" -p "$_port" 127.0.0.1 2>&1) ||
+		{ echo "$out"; cat /tmp/pg-srv.txt; fail "$tool client -s $size from GID $5 to $4 failed"; }
+	wait "$spid" || { cat /tmp/pg-srv.txt; fail "$tool server -s $size on GID $4 failed"; }
+	echo "$tool GID $5 -> $4: $out"
+	echo "$out" | grep -qE "^$iters iters in" || fail "$tool client did not report $iters iters"
+	grep -qE "^$iters iters in" /tmp/pg-srv.txt || fail "$tool server did not report $iters iters"
+}
+t_local_gids() {
+	local g1 g2 h1 h2 l0 l1 d0 d1 i0 i1
+	[[ $SROCE_DRV == sroce ]] || skip "lo_rx is sroce's (rdma_rxe drops packets on lo)"
+	ensure_link
+	[[ $(cat "/sys/module/$MOD/parameters/lo_rx") == N ]] || fail "lo_rx is on: the test would not show the direct path"
+	trap _local_gids_down EXIT
+	"$IP" addr add 10.0.0.99/32 dev "$NETDEV"
+	"$IP" addr add fd77::1/64 dev "$NETDEV" nodad
+	"$IP" addr add fd77::2/64 dev "$NETDEV" nodad
+	wait_for 20 roce_v2_gid_index 10.0.0.99 || fail "no RoCE v2 GID for 10.0.0.99"
+	wait_for 20 roce_v2_gid_index fd77::1 || fail "no RoCE v2 GID for fd77::1"
+	wait_for 20 roce_v2_gid_index fd77::2 || fail "no RoCE v2 GID for fd77::2"
+	g1=$(roce_v2_gid_index) g2=$(roce_v2_gid_index 10.0.0.99)
+	h1=$(roce_v2_gid_index fd77::1) h2=$(roce_v2_gid_index fd77::2)
+	info "GIDs $g1 ($(my_ip)), $g2 (10.0.0.99), $h1 (fd77::1), $h2 (fd77::2)"
+	l0=$(counter loopback_pkts) d0=$(counter rcvd_local_drop) i0=$(counter rcvd_icrc_err)
+	pp_gids ibv_rc_pingpong 4096 100 "$g1" "$g2"
+	pp_gids ibv_ud_pingpong 512 50 "$g1" "$g2"
+	pp_gids ibv_rc_pingpong 4096 100 "$h2" "$h1"
+	l1=$(counter loopback_pkts) d1=$(counter rcvd_local_drop) i1=$(counter rcvd_icrc_err)
+	info "loopback_pkts +$((l1 - l0)), rcvd_local_drop +$((d1 - d0)), rcvd_icrc_err +$((i1 - i0))"
+	# each RC run: 2 x 100 messages of 4 packets (and their ACKs); 100 datagrams
+	((l1 - l0 >= 2 * 800 + 100)) || fail "loopback_pkts moved by $((l1 - l0)): the traffic did not take the direct path"
+	((d1 == d0)) || fail "rcvd_local_drop moved by $((d1 - d0)): packets went through lo"
+	((i1 == i0)) || fail "ICRC errors between the GIDs"
+	_local_gids_down
+	assert_dmesg_clean "test local_gids"
+}
+
 # Kernel-consumer verbs (tests/kmod/sroce_kverbs.c): fast registration, local
 # and remote invalidation (also of a region a 2 MiB WRITE is landing in),
 # and their error rules (another PD's key, a page list too short, an old key
@@ -1196,6 +1238,7 @@ run_test sq_poll 300 t_sq_poll
 run_test kverbs 120 t_kverbs
 run_test netns 420 t_netns
 run_test netns_exclusive 240 t_netns_exclusive
+run_test local_gids 240 t_local_gids
 run_test symptoms 600 t_symptoms
 run_test rmmod_busy 180 t_rmmod_busy
 suite_end
