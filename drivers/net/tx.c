@@ -303,12 +303,11 @@ bool sroce_av_is_local(const struct sroce_av *av)
 	return av->daddr.v4.s_addr == av->saddr.v4.s_addr;
 }
 
-/*
- * Another address of our netdev: its route (bound to our netdev) goes
+/* Another address of our netdev: its route (bound to our netdev) goes
  * through lo, where the packet would be refused (lo_rx, drivers/net/udp.c:
  * any local process can send there, so it must not tell us who sent it).
- * It is ours: loop it back as for our own GID.  Addresses of other
- * netdevs are not local routes with our netdev as the output device.
+ * It is ours: loop it back as for our own GID.  Another netdev's address
+ * is not (over IPv6 its route goes through lo too): only lo_rx lets that in.
  */
 static bool sroce_route_is_ours(struct net *net, const struct sroce_av *av,
 				const struct dst_entry *dst,

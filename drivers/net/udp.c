@@ -69,6 +69,10 @@ static struct sroce_dev *sroce_rx_dev(struct sk_buff *skb, bool *lo)
 	/* a packet to another local address arrives on lo */
 	if (on_lo && skb->protocol == htons(ETH_P_IP))
 		ndev = __ip_dev_find(dev_net(ndev), ip_hdr(skb)->daddr, false);
+	else if (on_lo && skb->protocol == htons(ETH_P_IPV6))
+		ndev = IS_ENABLED(CONFIG_IPV6) ?
+		       ipv6_dev_find(dev_net(ndev), &ipv6_hdr(skb)->daddr, NULL) :
+		       NULL;
 	return ndev ? sroce_dev_by_netdev(ndev) : NULL;
 }
 

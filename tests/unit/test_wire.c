@@ -178,6 +178,10 @@ static void test_opcode_all_256(void)
 		CHECK_EQ(info->hdr_len, off);
 		CHECK_EQ(info->hdr_len % 4, 0);
 		CHECK(info->hdr_len <= SROCE_MAX_HDR_BYTES);
+		/* a full path MTU after them fits the port's MTU (IPv6, UDP) */
+		if (m & SROCE_M_PAYLOAD)
+			CHECK(40 + 8 + info->hdr_len + SROCE_ICRC_BYTES <=
+			      SROCE_IBOE_MTU_OVERHEAD);
 		/* exactly one transport bit, consistent with opcode[7:5] */
 		tbits = !!(m & SROCE_M_RC) + !!(m & SROCE_M_UC) +
 			!!(m & SROCE_M_RD) + !!(m & SROCE_M_UD) +

@@ -119,14 +119,16 @@ t_port_netdev() {
 	wait_for 20 port_state_is ACTIVE || fail "port not ACTIVE after link up"
 	"$IP" link set "$NETDEV" mtu 9000
 	wait_for 10 active_mtu_is 4096 || fail "active_mtu not 4096 at netdev MTU 9000"
+	"$IP" link set "$NETDEV" mtu 1500
+	wait_for 10 active_mtu_is 1024 || fail "active_mtu not 1024 at netdev MTU 1500"
 	# the path MTU rdma_cm picks for a RoCE netdev (iboe_get_mtu: 96 bytes
 	# of headers), so that both ends of a connection agree
-	"$IP" link set "$NETDEV" mtu 4192
-	wait_for 10 active_mtu_is 4096 || fail "active_mtu not 4096 at netdev MTU 4192"
 	if [[ $SROCE_DRV == sroce ]]; then
 		"$IP" link set "$NETDEV" mtu 4191
 		wait_for 10 active_mtu_is 2048 || fail "active_mtu not 2048 at netdev MTU 4191"
 	fi
+	"$IP" link set "$NETDEV" mtu 4192
+	wait_for 10 active_mtu_is 4096 || fail "active_mtu not 4096 at netdev MTU 4192"
 	"$IP" link set "$NETDEV" mtu 1500
 	wait_for 10 active_mtu_is 1024 || fail "active_mtu not 1024 at netdev MTU 1500"
 	"$IP" addr add 10.99.0.99/32 dev "$NETDEV"
@@ -968,7 +970,7 @@ pp_gids() {
 	grep -qE "^$iters iters in" /tmp/pg-srv.txt || fail "$tool server did not report $iters iters"
 }
 t_local_gids() {
-	local g1 g2 h1 h2 l0 l1 d0 d1 i0 i1
+	local g1 g2 h1 h2 l0 l1 d0 d1
 	[[ $SROCE_DRV == sroce ]] || skip "lo_rx is sroce's (rdma_rxe drops packets on lo)"
 	ensure_link
 	[[ $(cat "/sys/module/$MOD/parameters/lo_rx") == N ]] || fail "lo_rx is on: the test would not show the direct path"
@@ -982,16 +984,15 @@ t_local_gids() {
 	g1=$(roce_v2_gid_index) g2=$(roce_v2_gid_index 10.0.0.99)
 	h1=$(roce_v2_gid_index fd77::1) h2=$(roce_v2_gid_index fd77::2)
 	info "GIDs $g1 ($(my_ip)), $g2 (10.0.0.99), $h1 (fd77::1), $h2 (fd77::2)"
-	l0=$(counter loopback_pkts) d0=$(counter rcvd_local_drop) i0=$(counter rcvd_icrc_err)
+	l0=$(counter loopback_pkts) d0=$(counter rcvd_local_drop)
 	pp_gids ibv_rc_pingpong 4096 100 "$g1" "$g2"
 	pp_gids ibv_ud_pingpong 512 50 "$g1" "$g2"
 	pp_gids ibv_rc_pingpong 4096 100 "$h2" "$h1"
-	l1=$(counter loopback_pkts) d1=$(counter rcvd_local_drop) i1=$(counter rcvd_icrc_err)
-	info "loopback_pkts +$((l1 - l0)), rcvd_local_drop +$((d1 - d0)), rcvd_icrc_err +$((i1 - i0))"
+	l1=$(counter loopback_pkts) d1=$(counter rcvd_local_drop)
+	info "loopback_pkts +$((l1 - l0)), rcvd_local_drop +$((d1 - d0))"
 	# each RC run: 2 x 100 messages of 4 packets (and their ACKs); 100 datagrams
 	((l1 - l0 >= 2 * 800 + 100)) || fail "loopback_pkts moved by $((l1 - l0)): the traffic did not take the direct path"
 	((d1 == d0)) || fail "rcvd_local_drop moved by $((d1 - d0)): packets went through lo"
-	((i1 == i0)) || fail "ICRC errors between the GIDs"
 	_local_gids_down
 	assert_dmesg_clean "test local_gids"
 }

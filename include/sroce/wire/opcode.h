@@ -179,6 +179,13 @@ enum sroce_hdr_type {
 #define SROCE_ICRC_BYTES	4
 /* Longest BTH + extension header chain (RD atomic: BTH+RDETH+DETH+AtomicETH). */
 #define SROCE_MAX_HDR_BYTES	52
+/*
+ * What rdma_cm takes from a RoCE netdev's MTU for headers (the kernel's
+ * iboe_get_mtu: GRH/IPv6, UDP, BTH, XRCETH, AtomicETH, ICRC), and so the
+ * port's active MTU: every opcode's IPv6 + UDP + headers + ICRC before a
+ * full path-MTU payload must fit in it (tests/unit/test_wire.c).
+ */
+#define SROCE_IBOE_MTU_OVERHEAD	96
 
 /* Header presence bits: (1 << SROCE_HDR_x). */
 #define SROCE_M_BTH		(1u << SROCE_HDR_BTH)

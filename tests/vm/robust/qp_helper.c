@@ -4,7 +4,7 @@
  * pair on one device and exposes it to tests/vm/robust/pktgen.py, which
  * then injects requests at it.
  *
- *   qp_helper [-d DEV] [-g GID_INDEX] hold [-s BYTES] [-m MODE] [-r BYTES] [-R N] [-u] [-O] [-w] [-W]
+ *   qp_helper [-d DEV] [-g GID_INDEX] [-M MTU] hold [-s BYTES] [-m MODE] [-r BYTES] [-R N] [-u] [-O] [-w] [-W]
  *       QP pair A (target) <-> B, and an MR of -s BYTES (default 1 MiB)
  *       with IBV_ACCESS_REMOTE_READ only, in A's PD. MODE picks its memory:
  *         heap   malloc + memset (real memory)
@@ -22,7 +22,9 @@
  *                RssAnon: "zero" if it stays flat, else "alias".
  *       With -r BYTES, B first RDMA READs BYTES from the MR (the "old
  *       READ" whose responder resource duplicates will hit) and must
- *       complete successfully. Then prints one line
+ *       complete successfully with the MR's bytes (a READ of more than
+ *       8 MiB needs -m alias and lands in an alias buffer too: the first
+ *       8 MiB are compared). Then prints one line
  *         READY qpn=A peer_qpn=B epsn=.. old_psn=.. old_len=.. rkey=..
  *               va=.. len=.. mtu=.. mode=.. reg_ms=.. reg_cost_kb=..
  *       (epsn: the PSN A expects next) and sleeps until killed. With -R N,
@@ -56,6 +58,9 @@
  *       destroy A first, wait LIVE_MS/2 (a dead QP, live MR), then B and
  *       the MR. "DEAD round=i qpn=A peer_qpn=B rkey=.." once everything of
  *       the round is gone, LIVE_MS/2 more, next round. "DONE rounds=N".
+ *
+ * -M MTU: the pairs' path MTU in bytes (default the port's active MTU,
+ * at most 4096).
  *
  * Any verbs failure prints "FAIL <what>: <error>" and exits 1.
  * Build: gcc -O2 -Wall -o build/robust/qp_helper tests/vm/robust/qp_helper.c -libverbs
@@ -224,7 +229,9 @@ static void *map_alias(size_t size)
 			 MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
 			die("mmap alias", errno);
 	}
-	memset(base, 0x5a, size < ALIAS_CHUNK ? size : ALIAS_CHUNK);
+	/* 0x5a first; each 256 B of the chunk differs from its neighbours */
+	for (off = 0; off < (size < ALIAS_CHUNK ? size : ALIAS_CHUNK); off++)
+		base[off] = 0x5a ^ (char)(off >> 8);
 	close(fd);
 	return base;
 }
@@ -417,10 +424,15 @@ static char *post_read(struct ibv_qp *b, const struct ibv_mr *mr,
 	char *lbuf, msg[64];
 	int rc;
 
-	lbuf = aligned_alloc(4096, (len + 4095) & ~4095UL);
-	if (!lbuf)
-		die("aligned_alloc", ENOMEM);
-	memset(lbuf, 0, len);
+	if (len > ALIAS_CHUNK) {
+		lbuf = map_alias(len);
+		memset(lbuf, 0, ALIAS_CHUNK);
+	} else {
+		lbuf = aligned_alloc(4096, (len + 4095) & ~4095UL);
+		if (!lbuf)
+			die("aligned_alloc", ENOMEM);
+		memset(lbuf, 0, len);
+	}
 	lmr = ibv_reg_mr(pd, lbuf, len, IBV_ACCESS_LOCAL_WRITE);
 	if (!lmr) {
 		snprintf(msg, sizeof(msg), "ibv_reg_mr (%s)", what);
@@ -482,6 +494,10 @@ static int cmd_hold(int argc, char **argv)
 		printf("FAIL usage: -r %zu larger than -s %zu\n", old_len, size);
 		return 2;
 	}
+	if (old_len > ALIAS_CHUNK && strcmp(mode, "alias")) {
+		printf("FAIL usage: -r over %lu bytes needs -m alias\n", ALIAS_CHUNK);
+		return 2;
+	}
 	if (writable && strcmp(mode, "heap")) {
 		printf("FAIL usage: -w needs -m heap\n");
 		return 2;
@@ -524,12 +540,13 @@ static int cmd_hold(int argc, char **argv)
 		int n = 0;
 
 		lbuf = post_read(b, mr, buf, old_len, 1, "old READ");
-		end = now_ms() + 60000;
+		/* 60 s, and 1 s more per 4 MiB (a debug kernel) */
+		end = now_ms() + 60000 + (old_len >> 12);
 		while (now_ms() < end && (n = ibv_poll_cq(cq, 1, &wc)) == 0)
 			sleep_ms(1);
 		if (n != 1) {
 			printf("FAIL old READ of %zu bytes: %s\n", old_len,
-			       n < 0 ? "poll_cq failed" : "no completion within 60 s");
+			       n < 0 ? "poll_cq failed" : "no completion in time");
 			return 1;
 		}
 		if (wc.status != IBV_WC_SUCCESS) {
@@ -538,6 +555,7 @@ static int cmd_hold(int argc, char **argv)
 			return 1;
 		}
 		if (((unsigned char *)lbuf)[0] != 0x5a ||
+		    memcmp(lbuf, buf, old_len < ALIAS_CHUNK ? old_len : ALIAS_CHUNK) ||
 		    ((unsigned char *)lbuf)[old_len - 1] !=
 		    ((unsigned char *)buf)[old_len - 1]) {
 			printf("FAIL old READ of %zu bytes: data mismatch\n", old_len);
@@ -658,18 +676,19 @@ int main(int argc, char **argv)
 	const char *dev = "sroce0";
 	struct ibv_device **list;
 	struct ibv_port_attr pa;
-	int i, n, o, rc;
+	int i, n, o, rc, want_mtu = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((o = getopt(argc, argv, "+d:g:")) != -1) {
+	while ((o = getopt(argc, argv, "+d:g:M:")) != -1) {
 		switch (o) {
 		case 'd': dev = optarg; break;
 		case 'g': gid_index = atoi(optarg); break;
+		case 'M': want_mtu = atoi(optarg); break;
 		default: return 2;
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: qp_helper [-d DEV] [-g GIDX] hold|churn [options]\n");
+		fprintf(stderr, "usage: qp_helper [-d DEV] [-g GIDX] [-M MTU] hold|churn [options]\n");
 		return 2;
 	}
 	list = ibv_get_device_list(&n);
@@ -689,6 +708,16 @@ int main(int argc, char **argv)
 	if (rc)
 		die("ibv_query_port", rc);
 	path_mtu = pa.active_mtu < IBV_MTU_4096 ? pa.active_mtu : IBV_MTU_4096;
+	if (want_mtu) {
+		for (o = IBV_MTU_256; o < (int)path_mtu && (128 << o) != want_mtu; o++)
+			;
+		if ((128 << o) != want_mtu) {
+			printf("FAIL usage: -M %d: not an IB MTU up to the port's %u\n",
+			       want_mtu, 128u << path_mtu);
+			return 2;
+		}
+		path_mtu = o;
+	}
 	mtu_bytes = 128u << path_mtu;
 	if (gid_index < 0)
 		gid_index = 1;
