@@ -23,8 +23,9 @@
  *       With -r BYTES, B first RDMA READs BYTES from the MR (the "old
  *       READ" whose responder resource duplicates will hit) and must
  *       complete successfully with the MR's bytes (a READ of more than
- *       8 MiB needs -m alias and lands in an alias buffer too: the first
- *       8 MiB are compared). Then prints one line
+ *       8 MiB needs alias memory and lands in an alias buffer too: its
+ *       8 MiB, where the last 8 MiB of the READ landed, are compared).
+ *       Then prints one line
  *         READY qpn=A peer_qpn=B epsn=.. old_psn=.. old_len=.. rkey=..
  *               va=.. len=.. mtu=.. mode=.. reg_ms=.. reg_cost_kb=..
  *       (epsn: the PSN A expects next) and sleeps until killed. With -R N,
@@ -494,16 +495,17 @@ static int cmd_hold(int argc, char **argv)
 		printf("FAIL usage: -r %zu larger than -s %zu\n", old_len, size);
 		return 2;
 	}
-	if (old_len > ALIAS_CHUNK && strcmp(mode, "alias")) {
-		printf("FAIL usage: -r over %lu bytes needs -m alias\n", ALIAS_CHUNK);
-		return 2;
-	}
 	if (writable && strcmp(mode, "heap")) {
 		printf("FAIL usage: -w needs -m heap\n");
 		return 2;
 	}
 	if (!strcmp(mode, "auto"))
 		mode = zero_is_cheap() ? "zero" : "alias";
+	if (old_len > ALIAS_CHUNK && strcmp(mode, "alias")) {
+		printf("FAIL usage: -r over %lu bytes needs alias memory (-m %s)\n",
+		       ALIAS_CHUNK, mode);
+		return 2;
+	}
 	mem0 = proc_kb("/proc/meminfo", "MemAvailable");
 	if (!strcmp(mode, "heap")) {
 		buf = aligned_alloc(4096, (size + 4095) & ~4095UL);
